@@ -1,0 +1,118 @@
+"""The command line: thin commands over quizgen.pipeline. Heavy imports happen inside commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from quizgen import __version__
+
+_common = [
+    click.option(
+        "--cards",
+        "cards_dir",
+        type=click.Path(path_type=Path),
+        default=Path("cards"),
+        show_default=True,
+        help="Folder of YAML card files.",
+    ),
+    click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(path_type=Path),
+        default=Path("build"),
+        show_default=True,
+        help="Output folder (the result cache lives in OUT/.cache).",
+    ),
+    click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=os.cpu_count() or 1,
+        show_default=True,
+        help="Snippets executed at once.",
+    ),
+    click.option("--fail-fast", is_flag=True, help="Stop at the first card that fails."),
+    click.option("--no-cache", "no_cache", is_flag=True, help="Execute every snippet again."),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=30.0,
+        show_default=True,
+        help="Seconds one snippet may run (an order search gets ten times this).",
+    ),
+]
+
+
+def common_options(f: Any) -> Any:
+    for option in reversed(_common):
+        f = option(f)
+    return f
+
+
+def _options(**kw: Any) -> Any:
+    from quizgen.pipeline import Options, progress_printer
+
+    return Options(
+        cards_dir=kw["cards_dir"],
+        out_dir=kw["out_dir"],
+        jobs=kw["jobs"],
+        fail_fast=kw["fail_fast"],
+        use_cache=not kw["no_cache"],
+        timeout=kw["timeout"],
+        progress=progress_printer(),
+    )
+
+
+def _summary(report: Any) -> str:
+    return (
+        f"{report.cards} cards in {len(report.decks)} decks verified "
+        f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="quizgen")
+def cli() -> None:
+    """Anki decks and HTML quizzes from YAML cards whose answers are computed by running PyTorch."""
+
+
+@cli.command()
+@common_options
+def check(**kw: Any) -> None:
+    """Load, execute and verify every card; write nothing but the cache."""
+    from quizgen import pipeline
+
+    report = pipeline.check(_options(**kw))
+    click.echo(_summary(report))
+
+
+@cli.command()
+@common_options
+def build(**kw: Any) -> None:
+    """Check every card, then write the outputs into the output folder."""
+    from quizgen import pipeline
+
+    report = pipeline.build(_options(**kw))
+    click.echo(_summary(report))
+    for note in report.notes:
+        click.echo(note)
+    for path in report.written:
+        click.echo(f"wrote {path}")
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema of a card file (for editor validation and completion)."""
+    import json
+
+    from quizgen.schema import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2))
+
+
+def main() -> None:
+    cli(prog_name="quizgen")

@@ -1,0 +1,72 @@
+"""User-facing errors: each one is a ClickException, so the CLI prints it and exits without a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import click
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where something stands in a card source: `file:line:col: card 'id' -> field`."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+    card: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line:
+            where += f":{self.line}"
+            if self.col:
+                where += f":{self.col}"
+        if self.card:
+            where += f": card '{self.card}'"
+        if self.field:
+            where += f" -> {self.field}"
+        return where
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One error found in the cards, with its location."""
+
+    location: Location
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+class QuizgenError(click.ClickException):
+    """Base of every error quizgen reports to a user; exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(QuizgenError):
+    """The command was called wrongly (missing folder, bad option); exit code 2."""
+
+    exit_code = 2
+
+
+class CardErrors(QuizgenError):
+    """One or more cards are wrong; every problem is listed with its location."""
+
+    def __init__(self, problems: Iterable[Problem], what: str = "card error") -> None:
+        self.problems = list(problems)
+        n = len(self.problems)
+        lines = [str(p) for p in self.problems]
+        lines.append(f"{n} {what}{'s' if n != 1 else ''}")
+        super().__init__("\n".join(lines))
+
+    def format_message(self) -> str:
+        return self.message
+
+
+class OutputError(QuizgenError):
+    """An output could not be written; what was built before is left as it was."""

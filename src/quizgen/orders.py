@@ -1,0 +1,89 @@
+"""Which orders of an order puzzle's lines are worth running: data dependencies prune the n! orders."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+MAX_CANDIDATES = 40320  # 8! : a puzzle with more free orderings than this is not a puzzle a learner can do
+
+
+def _scoped_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """Names a statement reads and binds when it runs (not inside lambdas or function bodies)."""
+    reads: set[str] = set()
+    binds: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                binds.add(node.name)
+                for deco in node.decorator_list:
+                    visit(deco)
+            return
+        if isinstance(node, ast.ClassDef):
+            binds.add(node.name)
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.add(node.id)
+            else:
+                binds.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            reads.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                binds.add((alias.asname or alias.name).split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return reads, binds
+
+
+def dependencies(lines: Sequence[str], predefined: set[str]) -> dict[int, set[int]]:
+    """For each line, the lines that must come before it: those binding a name it reads.
+
+    A name that setup already defines is no constraint: reading it early sees the old value,
+    which the check may or may not accept.
+    """
+    names = [_scoped_names(ast.parse(line)) for line in lines]
+    before: dict[int, set[int]] = {i: set() for i in range(len(lines))}
+    for i, (reads, _) in enumerate(names):
+        for name in reads - predefined:
+            for j, (_, binds) in enumerate(names):
+                if j != i and name in binds:
+                    before[i].add(j)
+    return before
+
+
+def relax(before: dict[int, set[int]], given: Sequence[int]) -> dict[int, set[int]]:
+    """Drop any constraint the author's own order breaks: that order is known to run."""
+    position = {line: k for k, line in enumerate(given)}
+    return {i: {j for j in deps if position[j] < position[i]} for i, deps in before.items()}
+
+
+def candidate_orders(n: int, before: dict[int, set[int]]) -> Iterator[list[int]]:
+    """Every order of range(n) in which each line comes after the lines it depends on."""
+    order: list[int] = []
+    placed = [False] * n
+
+    def extend() -> Iterator[list[int]]:
+        if len(order) == n:
+            yield list(order)
+            return
+        for i in range(n):
+            if not placed[i] and all(placed[j] for j in before[i]):
+                placed[i] = True
+                order.append(i)
+                yield from extend()
+                order.pop()
+                placed[i] = False
+
+    yield from extend()
+
+
+def distractor_variants(order: Sequence[int], distractor: int) -> Iterator[list[int]]:
+    """Ways a learner could use a distractor in an order: inserted anywhere, or instead of a line."""
+    for k in range(len(order) + 1):
+        yield [*order[:k], distractor, *order[k:]]
+    for k in range(len(order)):
+        yield [*order[:k], distractor, *order[k + 1 :]]
