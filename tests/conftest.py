@@ -1,0 +1,175 @@
+"""Shared fixtures: small card projects in tmp_path, one warm build shared by the renderer tests,
+and the real clients (Chromium through Playwright)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from quizgen import pipeline
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+SAMPLE_DECK = """\
+deck: Sample::Gradients
+description: A small deck with every kind of card.
+tags: [sample]
+setup: |
+  import torch
+cards:
+  - id: value-two-steps
+    kind: value
+    tags: [accumulation]
+    ask: "No `zero_grad` between the two backward calls. What is `w.grad` after the second?"
+    code: |
+      w = torch.tensor(2.0, requires_grad=True)
+      (0.75 * w**2).backward()
+      (1.25 * w**2).backward()
+    answer_expr: w.grad.item()
+    answer: 8.0
+    explain: "Gradients add up: 3.0 + 5.0 = 8.0."
+  - id: value-grad-none
+    kind: value
+    ask: "What is `w.grad` before any backward call?"
+    code: |
+      w = torch.tensor([1.0, 2.0], requires_grad=True)
+    answer_expr: w.grad
+    answer: null
+  - id: value-shape
+    kind: value
+    ask: "What is the shape of `w.grad`?"
+    code: |
+      w = torch.ones(2, 3, requires_grad=True)
+      w.sum().backward()
+    answer_expr: w.grad.shape
+    answer: {shape: [2, 3]}
+  - id: value-raises
+    kind: value
+    ask: "What happens on the second backward through the same graph?"
+    code: |
+      w = torch.tensor(1.0, requires_grad=True)
+      y = (w * w).exp()
+      y.backward()
+      y.backward()
+    answer: {raises: RuntimeError}
+  - id: myth-zero-grad-zeros
+    kind: myth
+    claim: "`optimizer.zero_grad()` fills every `.grad` with zeros."
+    verdict: false
+    explain: "Since torch 2.0 it sets them to `None`."
+    proof: |
+      w = torch.nn.Parameter(torch.ones(2))
+      opt = torch.optim.SGD([w], lr=0.1)
+      w.sum().backward()
+      opt.zero_grad()
+      print(w.grad)
+      assert w.grad is None
+  - id: order-train-step
+    kind: order
+    ask: "Put one training step in order."
+    setup: |
+      model = torch.nn.Linear(2, 1)
+      opt = torch.optim.SGD(model.parameters(), lr=0.1)
+      x = torch.ones(4, 2)
+      y = torch.zeros(4, 1)
+      ref = torch.nn.Linear(2, 1)
+      ref.load_state_dict(model.state_dict())
+      ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+      for _ in range(2):
+          ref_opt.zero_grad()
+          ((ref(x) - y) ** 2).mean().backward()
+          ref_opt.step()
+    lines:
+      - opt.zero_grad()
+      - loss = ((model(x) - y) ** 2).mean()
+      - loss.backward()
+      - opt.step()
+    distractors:
+      - x = x * 2
+    repeat: 2
+    check: |
+      assert torch.allclose(model.weight, ref.weight)
+  - id: basic-why-accumulate
+    kind: basic
+    front: "Why does PyTorch accumulate gradients instead of overwriting them?"
+    back: "So that several backward passes can add into one update (micro-batches)."
+    code: |
+      print("accumulate")
+"""
+
+
+def write_project(root: Path, files: dict[str, str]) -> Path:
+    """Write card files (name -> YAML text) under root/cards and return root."""
+    cards = root / "cards"
+    cards.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (cards / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Callable[..., Path]:
+    """project({"deck.yaml": text}) -> a project folder in tmp_path."""
+
+    def make(files: dict[str, str]) -> Path:
+        return write_project(tmp_path, files)
+
+    return make
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def in_dir(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    return lambda path: monkeypatch.chdir(path)
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory) -> pipeline.Report:
+    """The sample deck built once for the whole session (renderer tests read its outputs)."""
+    root = write_project(tmp_path_factory.mktemp("sample"), {"sample.yaml": SAMPLE_DECK})
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2)
+    report = pipeline.build(options)
+    report.root = root  # type: ignore[attr-defined]
+    return report
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required in CI")
+    pytest.skip(f"{what} is not installed")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (its own browser download cannot work here)."""
+    if not shutil.which(CHROMIUM):
+        _missing(CHROMIUM)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
