@@ -55,10 +55,14 @@ class WorkerCrashed(QuizgenError):
 
 
 class Pool:
-    """A `python -m quizgen.worker` process that forks one warm child per job."""
+    """A `python -m quizgen.worker` process that forks one warm child per job.
 
-    def __init__(self, jobs: int, timeout: float, memory: int) -> None:
-        self.jobs, self.timeout, self.memory = jobs, timeout, memory
+    A pool can serve several runs one after another (watch mode, the test suite), so torch is
+    imported once for all of them.
+    """
+
+    def __init__(self, jobs: int, memory: int = DEFAULT_MEMORY) -> None:
+        self.jobs, self.memory = jobs, memory
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         env = dict(os.environ)
         # Thread pools are sized when torch loads; one thread keeps answers bit-reproducible
@@ -66,17 +70,7 @@ class Pool:
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
         src = str(Path(quizgen.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
-        cmd = [
-            sys.executable,
-            "-m",
-            "quizgen.worker",
-            "--jobs",
-            str(jobs),
-            "--timeout",
-            str(timeout),
-            "--memory",
-            str(memory),
-        ]
+        cmd = [sys.executable, "-m", "quizgen.worker", "--jobs", str(jobs), "--memory", str(memory)]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
         )
@@ -88,32 +82,57 @@ class Pool:
         detail = "\n".join(tail) or f"exit status {self.proc.returncode}"
         return WorkerCrashed(f"the quizgen worker process died:\n{detail}")
 
-    def run(self, work: dict[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield (key, result) for every job as results come in."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+
+    def _receive(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise self._died()
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def run(
+        self, work: dict[str, dict[str, Any]], timeout: float = DEFAULT_TIMEOUT
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield (key, result) for every job as results come in; stopping early cancels the rest."""
+        assert self.proc.stdin is not None
         stdin = self.proc.stdin
 
         def feed() -> None:
             try:
                 for key, job in work.items():
-                    stdin.write((json.dumps({"id": key, "job": job}) + "\n").encode())
+                    self._send({"id": key, "job": job, "timeout": timeout})
                 stdin.flush()
             except (BrokenPipeError, OSError):
                 pass  # the worker died; the reader reports it
 
+        # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
         left = set(work)
-        while left:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise self._died()
-            message = json.loads(line)
-            if message.get("ready"):
-                continue
-            left.discard(message["id"])
-            yield message["id"], message["result"]
-        writer.join()
+        try:
+            while left:
+                message = self._receive()
+                if "id" in message and message["id"] in left:
+                    left.discard(message["id"])
+                    yield message["id"], message["result"]
+        finally:
+            writer.join()
+            if left and self.proc.poll() is None:
+                self._cancel()
+
+    def _cancel(self) -> None:
+        try:
+            self._send({"cancel": True})
+            assert self.proc.stdin is not None
+            self.proc.stdin.flush()
+            while not self._receive().get("cancelled"):
+                pass
+        except (OSError, WorkerCrashed):
+            pass
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -129,6 +148,12 @@ class Pool:
                 self.proc.wait()
         self.stderr.close()
 
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def execute(
     work: dict[str, dict[str, Any]],
@@ -137,18 +162,26 @@ def execute(
     timeout: float = DEFAULT_TIMEOUT,
     memory: int = DEFAULT_MEMORY,
     on_result: Callable[[str, Outcome], bool] | None = None,
+    pool: Pool | None = None,
 ) -> dict[str, Outcome]:
-    """Run every job; `on_result` is told of each outcome and returns False to stop early."""
+    """Run every job; `on_result` is told of each outcome and returns False to stop early.
+
+    Without a `pool`, one is started for this call (only when there is work) and closed after.
+    """
     outcomes: dict[str, Outcome] = {}
     if not work:
         return outcomes
-    pool = Pool(max(1, min(jobs, len(work))), timeout, memory)
+    own = pool is None
+    active = pool or Pool(max(1, min(jobs, len(work))), memory)
     try:
-        for key, result in pool.run(work):
+        results = active.run(work, timeout)
+        for key, result in results:
             outcome = Outcome.from_json(result)
             outcomes[key] = outcome
             if on_result is not None and not on_result(key, outcome):
+                results.close()
                 break
     finally:
-        pool.close()
+        if own:
+            active.close()
     return outcomes

@@ -12,7 +12,7 @@ from pathlib import Path
 from quizgen import loader, verify
 from quizgen.cache import Cache, job_key
 from quizgen.errors import CardErrors, Problem
-from quizgen.execute import DEFAULT_MEMORY, DEFAULT_TIMEOUT, execute, job_for
+from quizgen.execute import DEFAULT_MEMORY, DEFAULT_TIMEOUT, Pool, execute, job_for
 from quizgen.model import Deck, Outcome, VerifiedCard, VerifiedDeck
 
 
@@ -26,6 +26,7 @@ class Options:
     timeout: float = DEFAULT_TIMEOUT
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
+    pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
 
 
 @dataclass
@@ -89,6 +90,7 @@ def check(options: Options) -> Report:
                 timeout=options.timeout,
                 memory=options.memory,
                 on_result=on_result,
+                pool=options.pool,
             )
         )
     if problems:

@@ -357,11 +357,13 @@ class _Running:
         self.deadline = deadline
         self.data = bytearray()
         self.timed_out = False
+        self.cancelled = False
+        self.limit = deadline - time.monotonic()
 
 
-def _describe_exit(status: int, running: _Running, timeout: float) -> str:
+def _describe_exit(status: int, running: _Running) -> str:
     if running.timed_out:
-        return f"the snippet did not finish within {timeout:g} s (timeout) and was stopped"
+        return f"the snippet did not finish within {running.limit:.3g} s (timeout) and was stopped"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -392,7 +394,7 @@ def serve(jobs: int, timeout: float, memory: int) -> None:
 
     def start(message: dict[str, Any]) -> None:
         job = message["job"]
-        limit = timeout * (10 if job["type"] == "order" else 1)
+        limit = float(message.get("timeout", timeout)) * (10 if job["type"] == "order" else 1)
         workdir = tempfile.mkdtemp(prefix="quizgen-")
         read_fd, write_fd = os.pipe()
         pid = os.fork()
@@ -418,11 +420,16 @@ def serve(jobs: int, timeout: float, memory: int) -> None:
             except ValueError:
                 result = None
         if result is None:
-            result = {"ok": False, "error": _describe_exit(status, r, timeout), "output": ""}
+            result = {"ok": False, "error": _describe_exit(status, r), "output": ""}
         result["torch_version"] = torch_version
-        send({"id": r.job_id, "result": result})
+        if not r.cancelled:
+            send({"id": r.job_id, "result": result})
 
+    cancel_pending = False
     while stdin_open:
+        if cancel_pending and not running:
+            send({"cancelled": True})
+            cancel_pending = False
         while pending and len(running) < jobs:
             start(pending.pop(0))
         now = time.monotonic()
@@ -437,8 +444,18 @@ def serve(jobs: int, timeout: float, memory: int) -> None:
                 while b"\n" in inbuf:
                     line, _, rest = inbuf.partition(b"\n")
                     inbuf = bytearray(rest)
-                    if line.strip():
-                        pending.append(json.loads(line))
+                    if not line.strip():
+                        continue
+                    message = json.loads(line)
+                    if message.get("cancel"):
+                        # The parent stopped early (--fail-fast): drop what is queued and running.
+                        pending.clear()
+                        for r in list(running.values()):
+                            os.kill(r.pid, signal.SIGKILL)
+                            r.cancelled = True
+                        cancel_pending = True
+                    else:
+                        pending.append(message)
                 continue
             r = key.data
             try:
@@ -470,6 +487,8 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     serve(max(1, args.jobs), args.timeout, args.memory)
+    sys.stdout.flush()
+    os._exit(0)  # skip torch's slow interpreter teardown: nothing is left to clean up
 
 
 if __name__ == "__main__":
