@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import IO, Any
 
@@ -96,7 +96,7 @@ class Pool:
 
     def run(
         self, work: dict[str, dict[str, Any]], timeout: float = DEFAULT_TIMEOUT
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    ) -> Generator[tuple[str, dict[str, Any]], None, None]:
         """Yield (key, result) for every job as results come in; stopping early cancels the rest."""
         assert self.proc.stdin is not None
         stdin = self.proc.stdin

@@ -1,4 +1,4 @@
-"""Card text to safe HTML: Markdown (raw HTML shown as text), Pygments-highlighted code, math kept for MathJax."""
+"""Card text to safe HTML: Markdown (raw HTML as text), Pygments-highlighted code, math left for MathJax."""
 
 from __future__ import annotations
 
