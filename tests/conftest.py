@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from quizgen import pipeline
+from quizgen.execute import Pool
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -145,10 +146,27 @@ def in_dir(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
 
 
 @pytest.fixture(scope="session")
-def sample_build(tmp_path_factory: pytest.TempPathFactory) -> pipeline.Report:
+def pool() -> Iterator[Pool]:
+    """One warm torch worker pool for the whole session: torch is imported once, not per test."""
+    with Pool(2) as p:
+        yield p
+
+
+@pytest.fixture
+def options(pool: Pool) -> Callable[..., pipeline.Options]:
+    """options(root, **overrides) -> pipeline Options for a project folder, using the shared pool."""
+
+    def make(root: Path, **kw: Any) -> pipeline.Options:
+        return pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool, **kw)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
     """The sample deck built once for the whole session (renderer tests read its outputs)."""
     root = write_project(tmp_path_factory.mktemp("sample"), {"sample.yaml": SAMPLE_DECK})
-    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2)
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
     report = pipeline.build(options)
     report.root = root  # type: ignore[attr-defined]
     return report

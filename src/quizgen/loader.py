@@ -53,7 +53,7 @@ def load_project(cards_dir: Path) -> list[Deck]:
             decks.append(deck)
     _check_unique(decks, problems)
     if problems:
-        raise CardErrors(problems)
+        raise CardErrors(sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col)))
     return decks
 
 
