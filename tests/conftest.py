@@ -157,7 +157,8 @@ def options(pool: Pool) -> Callable[..., pipeline.Options]:
     """options(root, **overrides) -> pipeline Options for a project folder, using the shared pool."""
 
     def make(root: Path, **kw: Any) -> pipeline.Options:
-        return pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool, **kw)
+        kw.setdefault("pool", pool)
+        return pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", **kw)
 
     return make
 

@@ -300,10 +300,8 @@ def test_flooding_output_is_cut_and_files_stay_in_a_temporary_folder(
 def test_fail_fast_stops_at_the_first_failure(
     project: Callable[..., Path], options: Callable[..., pipeline.Options]
 ) -> None:
-    cards = "".join(
-        f"- id: slow-{i}\n  kind: basic\n  front: f\n  back: b\n  code: |\n    import time\n    time.sleep(1)\n"
-        for i in range(6)
-    )
+    slow = "- id: slow-{}\n  kind: basic\n  front: f\n  back: b\n  code: |\n    __import__('time').sleep(1)\n"
+    cards = "".join(slow.format(i) for i in range(6))
     cards = "- id: fails\n  kind: basic\n  front: f\n  back: b\n  code: raise ValueError('no')\n" + cards
     root = project({"ff.yaml": HEADER + card(cards)})
     errors = problems(options(root, fail_fast=True, jobs=1))

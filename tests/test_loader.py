@@ -42,7 +42,7 @@ def test_sample_deck_loads_with_lines(project: Callable[..., Path]) -> None:
     order = deck.cards[5]
     assert isinstance(order, OrderCard)
     assert order.repeat == 2
-    assert [s.code for s in order.lines][0] == "opt.zero_grad()"
+    assert order.lines[0].code == "opt.zero_grad()"
     assert order.lines[0].line == order.lines[1].line - 1
 
 
