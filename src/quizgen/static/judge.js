@@ -132,11 +132,23 @@
   function judgeOrder(input, card) {
     var typed = parseOrder(input, card.labels);
     if (!typed.length) return result(false, "no order given");
-    var lines = [];
+    var positions = [];
     for (var i = 0; i < typed.length; i++) {
       var at = card.labels.indexOf(typed[i]);
       if (at < 0) return result(false, "there is no line " + typed[i]);
-      if (card.items[at] < 0) return result(false, "line " + typed[i] + " does not belong in the block");
+      positions.push(at);
+    }
+    return judgeOrderItems(positions, card);
+  }
+
+  /* An order given as positions in `card.items` (what a drag-and-drop list holds), first line first. */
+  function judgeOrderItems(positions, card) {
+    if (!positions.length) return result(false, "no order given");
+    var lines = [];
+    for (var i = 0; i < positions.length; i++) {
+      var at = positions[i];
+      if (!(at >= 0 && at < card.items.length)) return result(false, "there is no line " + at);
+      if (card.items[at] < 0) return result(false, "line " + card.labels[at] + " does not belong in the block");
       lines.push(card.items[at]);
     }
     var key = lines.join(",");
@@ -151,7 +163,10 @@
     return order.map(function (line) { return card.labels[card.items.indexOf(line)]; }).join(" ");
   }
 
-  var api = { judgeValue: judgeValue, judgeOrder: judgeOrder, parseOrder: parseOrder, orderLabels: orderLabels, close: close };
+  var api = {
+    judgeValue: judgeValue, judgeOrder: judgeOrder, judgeOrderItems: judgeOrderItems, parseOrder: parseOrder,
+    orderLabels: orderLabels, close: close
+  };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   root.QuizgenJudge = api;
 })(typeof window !== "undefined" ? window : this);
