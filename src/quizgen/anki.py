@@ -1,0 +1,255 @@
+"""Anki output: one .apkg per deck under build/anki/, whose notes update in place and keep their reviews.
+
+A note is known to Anki by its GUID, made from the card id alone, so fixing a typo updates the note
+rather than adding another. Its modification time comes from the lock (quizgen/lock.py), so Anki
+updates exactly the notes whose content changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import genanki
+
+from quizgen import lock
+from quizgen.anki_notetypes import FIELDS, MODEL_IDS, NAME_PREFIX, definition_hash, media_js, model, name
+from quizgen.anki_package import NoteSpec, write_apkg
+from quizgen.errors import CardErrors, Location, Problem, QuizgenError
+from quizgen.markup import highlight, markdown
+from quizgen.model import KINDS, Deck, Kind, OrderCard, VerifiedCard, VerifiedDeck
+from quizgen.output import atomic_dir
+from quizgen.present import CardView, card_view
+
+if TYPE_CHECKING:
+    from quizgen.pipeline import Options, Report
+
+ANKI_DIR = "anki"
+GUID_NAMESPACE = "quizgen"
+
+
+def guid(card_id: str) -> str:
+    """A note's GUID: from the card id only, never the content, so an edited card updates its note."""
+    return str(genanki.guid_for(GUID_NAMESPACE, card_id))
+
+
+def deck_id(deck_name: str) -> int:
+    """A deck's id, from its name (below 2**53: Anki's JavaScript handles deck ids as numbers)."""
+    digest = hashlib.sha256(f"quizgen deck:{deck_name}".encode()).digest()
+    return (1 << 40) + int.from_bytes(digest[:8], "big") % ((1 << 52) - (1 << 40))
+
+
+def file_name(deck_name: str) -> str:
+    """`PyTorch::Gradients` -> `PyTorch__Gradients.apkg` (the deck name inside keeps the hierarchy)."""
+    parts = [re.sub(r"[^A-Za-z0-9._-]+", "-", p.strip()).strip("-.") or "deck" for p in deck_name.split("::")]
+    return "__".join(parts) + ".apkg"
+
+
+def check_decks(decks: list[Deck], id_for: Callable[[str], int] = deck_id) -> None:
+    """Refuse decks that would share an Anki deck id or an .apkg file name."""
+    problems: list[Problem] = []
+    ids: dict[int, Deck] = {}
+    files: dict[str, Deck] = {}
+    for deck in decks:
+        where = Location(deck.path, field="deck")
+        did, file = id_for(deck.name), file_name(deck.name).lower()
+        if did in ids:
+            problems.append(
+                Problem(where, f"deck '{deck.name}' has the same Anki deck id as '{ids[did].name}'")
+            )
+        elif file in files:
+            other = files[file].name
+            problems.append(
+                Problem(where, f"deck '{deck.name}' would write the same file as '{other}'; rename one")
+            )
+        ids.setdefault(did, deck)
+        files.setdefault(file, deck)
+    if problems:
+        raise CardErrors(problems)
+
+
+def anki_safe(fragment: str) -> str:
+    """HTML that Anki shows as it is: braces cannot open a template tag, `[sound:` cannot play."""
+    return fragment.replace("{", "&#123;").replace("}", "&#125;").replace("[", "&#91;")
+
+
+def _text(text: str) -> str:
+    return anki_safe(html.escape(text))
+
+
+def _torch(version: str) -> str:
+    match = re.match(r"\d+\.\d+", version)
+    return match.group(0) if match else version
+
+
+@dataclass
+class Note:
+    """A card as Anki gets it: a note of its kind's note type."""
+
+    id: str
+    kind: Kind
+    deck: str
+    fields: list[str]
+    tags: list[str]
+
+    @property
+    def hash(self) -> str:
+        data = [MODEL_IDS[self.kind], self.fields, self.tags]
+        return hashlib.sha256(json.dumps(data).encode()).hexdigest()[:16]
+
+
+def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
+    """The note of one verified card: every field filled, HTML made safe for Anki's templates."""
+    card = vc.card
+    view = card_view(vc, deck.tags)
+    values = {
+        "Id": card.id,
+        "Explain": anki_safe(view.explain_html),
+        "Output": _text(view.output.rstrip("\n")),
+        "Torch": _torch(view.torch_version),
+        "Setup": _setup(vc, deck),
+        "Source": _source(card.location.path, cards_dir),
+        **_kind_fields(vc, view),
+    }
+    if view.judge:  # what judge.js needs, as an HTML attribute
+        values["Judge"] = anki_safe(html.escape(json.dumps(view.judge, sort_keys=True), quote=True))
+    names = FIELDS[card.kind]
+    unknown = set(values) - set(names)
+    assert not unknown, f"fields {unknown} are not in the {card.kind} note type"
+    return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags)
+
+
+def _kind_fields(vc: VerifiedCard, view: CardView) -> dict[str, str]:
+    code = anki_safe(view.code_html)
+    if view.kind == "value":
+        return {"Question": anki_safe(view.prompt_html), "Code": code, "Answer": _text(view.answer_text)}
+    if view.kind == "myth":
+        return {"Claim": anki_safe(view.prompt_html), "Verdict": view.answer_text, "Proof": code}
+    if view.kind == "order":
+        assert isinstance(vc.card, OrderCard)
+        lines = "".join(
+            f'<li><span class="qg-line-label">{item.label}</span>{anki_safe(item.html)}</li>'
+            for item in view.items
+        )
+        first = view.accepted[0] if view.accepted else []
+        solution = "\n".join(vc.card.lines[i].code.strip() for i in first)
+        return {
+            "Question": anki_safe(view.prompt_html),
+            "Lines": lines,
+            "Accepted": "".join(f"<li>{labels}</li>" for labels in view.accepted_labels),
+            "Solution": anki_safe(highlight(solution)) if solution else "",
+        }
+    return {"Front": anki_safe(view.prompt_html), "Back": anki_safe(view.back_html), "Code": code}
+
+
+def _setup(vc: VerifiedCard, deck: Deck) -> str:
+    """What ran before the card's own code: the deck setup (and an order card's setup), if anything ran."""
+    if vc.outcome is None:
+        return ""
+    parts = [deck.setup.code.strip() if deck.setup else ""]
+    if isinstance(vc.card, OrderCard) and vc.card.setup:
+        parts.append(vc.card.setup.code.strip())
+    code = "\n".join(p for p in parts if p)
+    return anki_safe(highlight(code)) if code else ""
+
+
+def _source(path: str, cards_dir: Path) -> str:
+    """The card file relative to the cards folder: the same on every checkout."""
+    try:
+        return Path(path).resolve().relative_to(cards_dir.resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def note_ids(entries: dict[str, lock.CardEntry]) -> dict[str, int]:
+    """Note ids from the time each card was first built (Anki shows a note id as its creation time)."""
+    ids: dict[str, int] = {}
+    last = 0
+    for card_id, entry in sorted(entries.items(), key=lambda kv: (kv[1].added, kv[0])):
+        last = max(entry.added * 1000, last + 1)
+        ids[card_id] = last
+    return ids
+
+
+def removed_query(card_ids: list[str]) -> str:
+    """An Anki browser search finding the notes of these cards (their Id field), in any deck."""
+    terms = " OR ".join(f"Id:{i}" for i in sorted(card_ids))
+    return f'"note:{NAME_PREFIX}*" ({terms})'
+
+
+def _now() -> int:
+    """The time stamped on changed notes: SOURCE_DATE_EPOCH when set (reproducible builds), else the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(epoch) if epoch.isdigit() else int(time.time())
+
+
+def write(report: Report, options: Options) -> None:
+    """Write build/anki/<deck>.apkg for every deck and keep the lock beside the cards up to date."""
+    decks: list[VerifiedDeck] = report.decks
+    check_decks([vd.deck for vd in decks])
+    notes = [[note_for(vc, vd.deck, options.cards_dir) for vc in vd.cards] for vd in decks]
+    lock_path = options.cards_dir / lock.LOCK_NAME
+    states = {n.id: lock.NoteState(n.hash, n.deck) for deck_notes in notes for n in deck_notes}
+    types = {str(MODEL_IDS[k]): lock.NotetypeState(name(k), definition_hash(k), FIELDS[k]) for k in KINDS}
+    new, changes = lock.update(lock.read(lock_path), states, types, _now())
+    if changes.refielded:
+        raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
+    models = {k: model(k, new.notetypes[str(MODEL_IDS[k])].mod) for k in KINDS}
+    nids = note_ids(new.cards)
+    js_name, js = media_js()
+    out = options.out_dir / ANKI_DIR
+    written = []
+    with atomic_dir(out) as tmp:
+        for vd, deck_notes in zip(decks, notes, strict=True):
+            specs = [
+                NoteSpec(models[n.kind], n.fields, n.tags, guid(n.id), nids[n.id], new.cards[n.id].mod, due)
+                for due, n in enumerate(deck_notes)
+            ]
+            path = tmp / file_name(vd.deck.name)
+            description = anki_safe(markdown(vd.deck.description))
+            write_apkg(path, deck_id(vd.deck.name), vd.deck.name, description, specs, {js_name: js})
+            written.append(out / path.name)
+        lock_written = lock.write(lock_path, new)
+    report.written += written
+    report.notes += _messages(changes, lock_path if lock_written else None)
+
+
+def _refielded(type_name: str, old: list[str], new: list[str]) -> str:
+    return (
+        f"note type '{type_name}' changed its fields from {old} to {new}: Anki would import it as a new "
+        "note type and skip every existing note as conflicting. Keep the fields (Extra1-3 are spare), "
+        "or give the note type a new id and name."
+    )
+
+
+def _messages(changes: lock.Changes, lock_path: Path | None) -> list[str]:
+    out = []
+    if lock_path is not None:
+        what = [
+            f"{len(changes.added)} new",
+            f"{len(changes.changed)} changed",
+            f"{len(changes.removed)} removed",
+        ]
+        if changes.notetypes:
+            what.append(f"note types updated: {', '.join(changes.notetypes)}")
+        out.append(f"updated {lock_path} ({', '.join(what)}): commit it with the cards")
+    if changes.removed:
+        out.append(
+            f"{len(changes.removed)} card(s) removed since the last build: {', '.join(changes.removed)}. "
+            "Importing never deletes notes from Anki; to delete them, search for this in Anki's browser: "
+            + removed_query(changes.removed)
+        )
+    for card_id, old, new in changes.moved:
+        out.append(
+            f"card '{card_id}' moved from deck '{old}' to '{new}': importing does not move cards Anki "
+            f"already has; search for Id:{card_id} in Anki's browser and use Change Deck"
+        )
+    return out

@@ -1,0 +1,131 @@
+"""The Anki note types, one per card kind: ids and field lists frozen for ever, templates from package files.
+
+Anki matches an imported note type to the one it has by id. If the fields differ, it imports the incoming
+one as a new note type and skips every existing note of it as "conflicting": a changed field list silently
+stops all updates. So FIELDS never change under a MODEL_ID (tests/test_anki_notetypes.py pins them, the
+lock refuses a change); a new layout of fields needs a new id and name. Templates and CSS may change freely:
+Anki takes them when the note type's modification time is newer, which the lock provides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import genanki
+
+from quizgen.markup import pygments_css
+from quizgen.model import Kind
+
+MODEL_IDS: dict[Kind, int] = {
+    "value": 1700983602,
+    "myth": 2087942418,
+    "order": 1408162270,
+    "basic": 1714263088,
+}
+
+# Id first: it is never empty (Anki refuses notes with an empty first field) and it is what a search for
+# a card uses (`Id:card-id`). Extra1..3 are spares, so a future field needs no new note type.
+FIELDS: dict[Kind, tuple[str, ...]] = {
+    "value": (
+        "Id", "Question", "Code", "Answer", "Judge", "Explain", "Output", "Torch", "Setup", "Source",
+        "Extra1", "Extra2", "Extra3",
+    ),
+    "myth": (
+        "Id", "Claim", "Verdict", "Judge", "Explain", "Proof", "Output", "Torch", "Setup", "Source",
+        "Extra1", "Extra2", "Extra3",
+    ),
+    "order": (
+        "Id", "Question", "Lines", "Judge", "Accepted", "Solution", "Explain", "Output", "Torch", "Setup",
+        "Source", "Extra1", "Extra2", "Extra3",
+    ),
+    "basic": (
+        "Id", "Front", "Back", "Code", "Output", "Explain", "Torch", "Setup", "Source",
+        "Extra1", "Extra2", "Extra3",
+    ),
+}  # fmt: skip
+
+NAME_PREFIX = "quizgen "
+JS_PLACEHOLDER = "%QUIZGEN_JS%"
+
+
+def name(kind: Kind) -> str:
+    return f"{NAME_PREFIX}{kind}"
+
+
+def _template_file(file: str) -> str:
+    return resources.files("quizgen").joinpath("templates", "anki", file).read_text(encoding="utf-8")
+
+
+@cache
+def media_js() -> tuple[str, bytes]:
+    """(file name, content) of the script every note type loads: judge.js, then the Anki glue.
+
+    The name carries a hash of the content because Anki never replaces a media file it already has;
+    the leading underscore keeps Anki's "Check Media" from deleting it as unused.
+    """
+    judge = resources.files("quizgen").joinpath("static", "judge.js").read_text(encoding="utf-8")
+    data = (judge.rstrip() + "\n\n" + _template_file("card.js")).encode()
+    return f"_quizgen-anki-{hashlib.sha256(data).hexdigest()[:12]}.js", data
+
+
+@cache
+def css() -> str:
+    """The note types' stylesheet: the card layout, then the Pygments light and night palettes."""
+    return _template_file("card.css") + "\n" + pygments_css()
+
+
+def templates(kind: Kind) -> tuple[str, str]:
+    """(front, back) Anki templates of a kind, with the media script's current name filled in."""
+    js, _ = media_js()
+    front, back = (
+        _template_file(f"{kind}.{side}.html").replace(JS_PLACEHOLDER, js) for side in ("front", "back")
+    )
+    return front, back
+
+
+def definition(kind: Kind) -> dict[str, Any]:
+    """Everything Anki compares when it imports the note type (what its lock hash covers)."""
+    front, back = templates(kind)
+    return {
+        "id": MODEL_IDS[kind],
+        "name": name(kind),
+        "fields": list(FIELDS[kind]),
+        "front": front,
+        "back": back,
+        "css": css(),
+    }
+
+
+def definition_hash(kind: Kind) -> str:
+    return hashlib.sha256(json.dumps(definition(kind), sort_keys=True).encode()).hexdigest()[:16]
+
+
+class _Model(genanki.Model):
+    """A genanki model whose modification time is given (from the lock), not the build's clock."""
+
+    def __init__(self, mod: int, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.mod = mod
+
+    def to_json(self, timestamp: float, deck_id: int) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_json(timestamp, deck_id)
+        data["mod"] = self.mod
+        return data
+
+
+def model(kind: Kind, mod: int) -> genanki.Model:
+    """The genanki note type of a kind, stamped with its modification time."""
+    d = definition(kind)
+    return _Model(
+        mod,
+        model_id=d["id"],
+        name=d["name"],
+        fields=[{"name": f} for f in d["fields"]],
+        templates=[{"name": d["name"], "qfmt": d["front"], "afmt": d["back"]}],
+        css=d["css"],
+        sort_field_index=1,  # the question, not the id, in Anki's browser
+    )

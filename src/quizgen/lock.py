@@ -1,0 +1,158 @@
+"""The lock file beside the cards: when each card's note last changed, so Anki sees only real changes.
+
+Anki updates an imported note only when the note's modification time is newer than its own copy's. A
+build stamps each note with the time its content last changed, kept here, so a rebuild of the same
+sources gives the same bytes and an edit moves the time of the edited card alone. The file is sorted
+JSON, rewritten only when something changed; it belongs in version control with the cards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quizgen.errors import QuizgenError
+from quizgen.output import atomic_file
+
+LOCK_NAME = "quizgen.lock"
+FORMAT = 1
+_ABOUT = "Written by `quizgen build`: when each card's Anki note last changed. Commit it with the cards."
+
+
+@dataclass
+class CardEntry:
+    hash: str  # of everything Anki receives for the note
+    deck: str
+    added: int  # when a build first saw the card: the note's creation time in Anki
+    mod: int  # when its note last changed: the note's modification time in Anki
+
+
+@dataclass
+class NotetypeEntry:
+    name: str
+    hash: str
+    fields: list[str]
+    mod: int
+
+
+@dataclass
+class RemovedEntry:
+    deck: str
+    removed: int
+
+
+@dataclass
+class Lock:
+    cards: dict[str, CardEntry] = field(default_factory=dict)
+    notetypes: dict[str, NotetypeEntry] = field(default_factory=dict)
+    removed: dict[str, RemovedEntry] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoteState:
+    """What a build is about to ship for one card."""
+
+    hash: str
+    deck: str
+
+
+@dataclass(frozen=True)
+class NotetypeState:
+    name: str
+    hash: str
+    fields: tuple[str, ...]
+
+
+@dataclass
+class Changes:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str, str]] = field(default_factory=list)  # (id, old deck, new deck)
+    notetypes: list[str] = field(default_factory=list)
+    refielded: list[tuple[str, list[str], list[str]]] = field(default_factory=list)  # (name, old, new)
+
+
+def read(path: Path) -> Lock:
+    """The lock at `path`; an empty one when there is none yet."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Lock()
+    except OSError as exc:
+        raise QuizgenError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ValueError(f"unknown format {data.get('format')!r}")
+        return Lock(
+            cards={k: CardEntry(**v) for k, v in data.get("cards", {}).items()},
+            notetypes={k: NotetypeEntry(**v) for k, v in data.get("notetypes", {}).items()},
+            removed={k: RemovedEntry(**v) for k, v in data.get("removed", {}).items()},
+        )
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise QuizgenError(
+            f"{path}: not a quizgen lock file ({exc}). Restore it from version control, or delete it: "
+            "Anki then sees every note as changed once."
+        ) from None
+
+
+def dumps(lock: Lock) -> str:
+    data: dict[str, Any] = {"about": _ABOUT, "format": FORMAT, **asdict(lock)}
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write(path: Path, lock: Lock) -> bool:
+    """Write the lock if its content changed; True when it was written."""
+    text = dumps(lock)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except OSError:
+        pass
+    with atomic_file(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return True
+
+
+def update(
+    old: Lock,
+    notes: Mapping[str, NoteState],
+    notetypes: Mapping[str, NotetypeState],
+    now: int,
+) -> tuple[Lock, Changes]:
+    """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before)."""
+    new = Lock()
+    changes = Changes()
+    for card_id, state in sorted(notes.items()):
+        before = old.cards.get(card_id)
+        if before is None:
+            new.cards[card_id] = CardEntry(state.hash, state.deck, added=now, mod=now)
+            changes.added.append(card_id)
+            continue
+        entry = CardEntry(before.hash, state.deck, before.added, before.mod)
+        if before.hash != state.hash:
+            entry.hash, entry.mod = state.hash, max(now, before.mod + 1)
+            changes.changed.append(card_id)
+        if before.deck != state.deck:
+            changes.moved.append((card_id, before.deck, state.deck))
+        new.cards[card_id] = entry
+    for key, nt in sorted(notetypes.items()):
+        prior = old.notetypes.get(key)
+        if prior is not None and prior.fields != list(nt.fields):
+            changes.refielded.append((nt.name, prior.fields, list(nt.fields)))
+        if prior is not None and prior.hash == nt.hash:
+            new.notetypes[key] = prior
+        else:
+            mod = max(now, prior.mod + 1) if prior else now
+            new.notetypes[key] = NotetypeEntry(nt.name, nt.hash, list(nt.fields), mod)
+            changes.notetypes.append(nt.name)
+    new.removed = {k: v for k, v in old.removed.items() if k not in notes}
+    for card_id, gone in sorted(old.cards.items()):
+        if card_id not in notes:
+            new.removed[card_id] = RemovedEntry(gone.deck, now)
+            changes.removed.append(card_id)
+    return new, changes
