@@ -120,6 +120,10 @@ def build(options: Options) -> Report:
     from quizgen import anki
 
     anki.write(report, options)  # build/anki/*.apkg and the lock beside the cards
+    from quizgen import quiz
+
+    # build/quiz/: the HTML quiz; the project's templates/ (beside cards/) overrides the packaged ones
+    report.written += quiz.write_quiz(report.decks, options.out_dir, options.cards_dir.parent / "templates")
     return report
 
 

@@ -1,0 +1,196 @@
+"""The self-hosted HTML quiz: `build/quiz/` with an index of the decks, a page per deck and the assets.
+
+Pages are static and self-contained (the card data is embedded in each page), so the folder works
+from any static host and straight from disk (file://), and never asks the network for anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from quizgen import __version__
+from quizgen.errors import QuizgenError
+from quizgen.markup import markdown, pygments_css
+from quizgen.model import VerifiedDeck
+from quizgen.output import atomic_dir
+from quizgen.present import CardView, deck_views
+from quizgen.templating import environment
+
+STATIC = Path(__file__).parent / "static"
+# Asset name in build/quiz/assets -> packaged source file (None: generated).
+ASSETS: dict[str, Path | None] = {
+    "judge.js": STATIC / "judge.js",
+    "fsrs.js": STATIC / "quiz" / "fsrs.js",
+    "progress.js": STATIC / "quiz" / "progress.js",
+    "quiz.js": STATIC / "quiz" / "quiz.js",
+    "quiz.css": STATIC / "quiz" / "quiz.css",
+    "highlight.css": None,
+}
+KIND_NAMES = {
+    "value": "What does it give?",
+    "myth": "True or false?",
+    "order": "Put the lines in order",
+    "basic": "Question",
+}
+
+
+class TemplateProblem(QuizgenError):
+    """A quiz template (usually a project's override) could not be rendered."""
+
+
+@dataclass(frozen=True)
+class DeckEntry:
+    """One deck, as the index lists it and its own page shows it."""
+
+    name: str
+    slug: str
+    url: str  # relative to the quiz root, e.g. "decks/sample-gradients.html"
+    description_html: str  # sanitized Markdown
+    tags: list[str]
+    cards: list[CardView]
+
+    @property
+    def card_ids(self) -> list[str]:
+        return [card.id for card in self.cards]
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """What a quiz template gets: every field is a template variable of the same name."""
+
+    site_title: str
+    generator: str  # "quizgen 0.1.0"
+    root: str  # the quiz root relative to this page: "" on the index, "../" on a deck page
+    assets: dict[str, str]  # asset name -> URL from this page, with a content hash against stale caches
+    decks: list[DeckEntry]
+    deck: DeckEntry | None  # the page's deck; None on the index
+    cards: list[CardView]  # the page's cards (empty on the index)
+    torch_versions: list[str]  # the torch versions that computed this page's answers
+    kind_names: dict[str, str]  # card kind -> the heading a card of that kind gets
+    data: dict[str, Any] = field(default_factory=dict)  # embedded as JSON for quiz.js
+
+    def variables(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def slugify(name: str, taken: set[str]) -> str:
+    """A file-name-safe, unique slug for a deck name ("Sample::Gradients" -> "sample-gradients")."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "deck"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+def deck_entries(decks: list[VerifiedDeck]) -> list[DeckEntry]:
+    taken: set[str] = set()
+    entries = []
+    for vd in decks:
+        slug = slugify(vd.deck.name, taken)
+        entries.append(
+            DeckEntry(
+                name=vd.deck.name,
+                slug=slug,
+                url=f"decks/{slug}.html",
+                description_html=markdown(vd.deck.description),
+                tags=vd.deck.tags,
+                cards=deck_views(vd),
+            )
+        )
+    return entries
+
+
+def _deck_data(entry: DeckEntry) -> dict[str, Any]:
+    """Only what the page's script needs; everything shown is rendered (and escaped) by the templates."""
+    return {
+        "page": "deck",
+        "deck": {"name": entry.name, "slug": entry.slug},
+        "cards": [{"id": c.id, "kind": c.kind, "judge": c.judge} for c in entry.cards],
+    }
+
+
+def _index_data(entries: list[DeckEntry]) -> dict[str, Any]:
+    return {
+        "page": "index",
+        "decks": [{"name": e.name, "slug": e.slug, "url": e.url, "ids": e.card_ids} for e in entries],
+    }
+
+
+def _write_assets(folder: Path) -> dict[str, str]:
+    """Copy the assets; returns name -> "assets/name?v=hash"."""
+    folder.mkdir(parents=True)
+    urls = {}
+    for name, source in ASSETS.items():
+        target = folder / name
+        if source is None:
+            target.write_text(pygments_css(), encoding="utf-8")
+        else:
+            shutil.copyfile(source, target)
+        digest = hashlib.sha256(target.read_bytes()).hexdigest()[:10]
+        urls[name] = f"assets/{name}?v={digest}"
+    return urls
+
+
+def _versions(cards: list[CardView]) -> list[str]:
+    return sorted({c.torch_version for c in cards if c.torch_version})
+
+
+def _render(env: jinja2.Environment, name: str, context: PageContext, target: Path) -> None:
+    try:
+        text = env.get_template(name).render(context.variables())
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateProblem(f"{exc.filename or exc.name}:{exc.lineno}: {exc.message}") from None
+    except jinja2.TemplateError as exc:
+        raise TemplateProblem(f"{_template_line(exc)}{exc.message or exc}") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def _template_line(exc: BaseException) -> str:
+    """`file:line: ` of the innermost template frame of an error (Jinja puts them in the traceback)."""
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.endswith((".html", ".j2", ".jinja")):
+            where = f"{filename}:{tb.tb_lineno}: "
+        tb = tb.tb_next
+    return where
+
+
+def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None) -> PageContext:
+    root = "" if deck is None else "../"
+    cards = deck.cards if deck else [card for entry in entries for card in entry.cards]
+    return PageContext(
+        site_title="Quizzes",
+        generator=f"quizgen {__version__}",
+        root=root,
+        assets={name: root + url for name, url in urls.items()},
+        decks=entries,
+        deck=deck,
+        cards=deck.cards if deck else [],
+        torch_versions=_versions(cards),
+        kind_names=KIND_NAMES,
+        data=_deck_data(deck) if deck else _index_data(entries),
+    )
+
+
+def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> list[Path]:
+    """Render build/quiz/ (replacing the old one whole) from the packaged templates and `templates`."""
+    site = out_dir / "quiz"
+    env = environment(templates)
+    entries = deck_entries(decks)
+    with atomic_dir(site) as tmp:
+        urls = _write_assets(tmp / "assets")
+        _render(env, "quiz/index.html", _page(entries, urls, None), tmp / "index.html")
+        for entry in entries:
+            _render(env, "quiz/deck.html", _page(entries, urls, entry), tmp / entry.url)
+    return [site]

@@ -1,0 +1,156 @@
+/* quizgen progress: a learner's schedule per card id, kept in localStorage under one versioned key.
+ * Everything read (from storage or an imported file) is validated: a value that is corrupt or belongs
+ * to something else is set aside with a message the page shows, never trusted. */
+(function (root) {
+  "use strict";
+
+  var KEY = "quizgen.progress";
+  var UNREADABLE_KEY = "quizgen.progress.unreadable";
+  var FORMAT = "quizgen-progress";
+  var VERSION = 1;
+  var ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+  function empty() { return { format: FORMAT, version: VERSION, cards: {}, quizzes: {} }; }
+
+  function isNumber(x) { return typeof x === "number" && isFinite(x); }
+  function isCount(x) { return isNumber(x) && x >= 0 && Math.floor(x) === x; }
+  function orNull(x, test) { return x === null || test(x); }
+
+  /* A scheduled card as fsrs.js makes it, plus review and lapse counts; null when it is not one. */
+  function readCard(c) {
+    if (!c || typeof c !== "object") return null;
+    var learning = c.state === 1 || c.state === 3;
+    if (!(learning || c.state === 2)) return null;
+    if (learning ? !isCount(c.step) : c.step !== null) return null;
+    if (!orNull(c.stability, function (s) { return isNumber(s) && s > 0; })) return null;
+    if (!orNull(c.difficulty, isNumber) || !isNumber(c.due) || !orNull(c.last_review, isNumber)) return null;
+    if (c.state !== 1 && (c.stability === null || c.difficulty === null)) return null;
+    return {
+      state: c.state, step: c.step, stability: c.stability, difficulty: c.difficulty,
+      due: c.due, last_review: c.last_review,
+      reps: isCount(c.reps) ? c.reps : 0, lapses: isCount(c.lapses) ? c.lapses : 0
+    };
+  }
+
+  function readQuiz(q) {
+    if (!q || typeof q !== "object" || !isCount(q.right) || !isCount(q.total) || !isNumber(q.at)) return null;
+    return { right: q.right, total: q.total, at: q.at };
+  }
+
+  /* Parse stored or imported text: {progress, problem, dropped}; progress is null when it is unusable. */
+  function parse(text) {
+    var data;
+    try { data = JSON.parse(text); } catch (e) { return { progress: null, problem: "it is not valid JSON" }; }
+    if (!data || typeof data !== "object" || data.format !== FORMAT) {
+      return { progress: null, problem: "it is not quizgen progress" };
+    }
+    if (data.version !== VERSION) {
+      return { progress: null, problem: "it has schema version " + String(data.version) + ", and this quiz reads version " + VERSION };
+    }
+    if (!data.cards || typeof data.cards !== "object" || Array.isArray(data.cards)) {
+      return { progress: null, problem: "it has no list of cards" };
+    }
+    var out = empty(), dropped = 0, id;
+    for (id in data.cards) {
+      if (!Object.prototype.hasOwnProperty.call(data.cards, id)) continue;
+      var card = ID.test(id) ? readCard(data.cards[id]) : null;
+      if (card) out.cards[id] = card; else dropped++;
+    }
+    var quizzes = data.quizzes && typeof data.quizzes === "object" ? data.quizzes : {};
+    for (id in quizzes) {
+      if (!Object.prototype.hasOwnProperty.call(quizzes, id)) continue;
+      var quiz = ID.test(id) ? readQuiz(quizzes[id]) : null;
+      if (quiz) out.quizzes[id] = quiz;
+    }
+    return { progress: out, problem: null, dropped: dropped };
+  }
+
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
+
+  /* Progress in `storage` (localStorage, or anything with getItem/setItem). */
+  function Store(storage) {
+    this.storage = storage;
+    this.messages = [];
+  }
+
+  /* The current progress, read afresh (another tab may have saved since); notes problems in `messages`. */
+  Store.prototype.load = function () {
+    var text;
+    try {
+      text = this.storage ? this.storage.getItem(KEY) : null;
+    } catch (e) {
+      this.storage = null;
+    }
+    if (!this.storage) {
+      this.note("This browser does not let the quiz save progress here, so it lasts until you leave the page.");
+      return this.memory || (this.memory = empty());
+    }
+    if (text === null) return empty();
+    var read = parse(text);
+    if (!read.progress) {
+      this.reset(text, "Saved progress could not be read (" + read.problem + "), so it starts afresh. " +
+        "The unreadable value is kept in this browser under " + UNREADABLE_KEY + ".");
+      return empty();
+    }
+    if (read.dropped) {
+      this.note(plural(read.dropped, "saved card") + " could not be read and start afresh.");
+      this.write(read.progress);
+    }
+    return read.progress;
+  };
+
+  Store.prototype.note = function (message) {
+    if (this.messages.indexOf(message) < 0) this.messages.push(message);
+  };
+
+  Store.prototype.reset = function (text, message) {
+    try {
+      this.storage.setItem(UNREADABLE_KEY, text);
+      this.storage.removeItem(KEY);
+    } catch (e) { /* the message below is all we can do */ }
+    this.note(message);
+  };
+
+  Store.prototype.write = function (progress) {
+    if (!this.storage) { this.memory = progress; return true; }
+    try {
+      this.storage.setItem(KEY, JSON.stringify(progress));
+      return true;
+    } catch (e) {
+      this.note("Progress could not be saved (" + (e && e.name ? e.name : "storage error") + ").");
+      return false;
+    }
+  };
+
+  /* Save one card's schedule, keeping whatever else is stored. */
+  Store.prototype.putCard = function (id, card) {
+    var progress = this.load();
+    progress.cards[id] = card;
+    return this.write(progress);
+  };
+
+  Store.prototype.putQuiz = function (slug, result) {
+    var progress = this.load();
+    progress.quizzes[slug] = result;
+    return this.write(progress);
+  };
+
+  /* The stored progress as the text of an export file. */
+  Store.prototype.exportText = function () { return JSON.stringify(this.load(), null, 1) + "\n"; };
+
+  /* Merge an exported file: its cards replace the stored ones with the same id. Returns {ok, message, ids}. */
+  Store.prototype.importText = function (text) {
+    var read = parse(text);
+    if (!read.progress) return { ok: false, message: "Nothing was imported: the file could not be used because " + read.problem + ".", ids: [] };
+    var progress = this.load(), ids = Object.keys(read.progress.cards);
+    ids.forEach(function (id) { progress.cards[id] = read.progress.cards[id]; });
+    Object.keys(read.progress.quizzes).forEach(function (slug) { progress.quizzes[slug] = read.progress.quizzes[slug]; });
+    if (!this.write(progress)) return { ok: false, message: "Nothing was imported: progress could not be saved.", ids: [] };
+    var skipped = read.dropped ? " " + plural(read.dropped, "entry", "entries") + " in the file could not be read." : "";
+    return { ok: true, message: "Imported progress for " + plural(ids.length, "card") + "." + skipped, ids: ids };
+  };
+
+  var api = { Store: Store, parse: parse, empty: empty, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  root.QuizgenProgress = api;
+})(typeof window !== "undefined" ? window : this);

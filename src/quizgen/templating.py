@@ -1,0 +1,30 @@
+"""The Jinja environment for rendered outputs: a project's `templates/` folder overrides the packaged ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+
+PACKAGED = Path(__file__).parent / "templates"
+
+
+def environment(overrides: Path | None = None) -> Environment:
+    """Templates from `overrides` first, then the packaged defaults.
+
+    A packaged template is also reachable as `default:<name>`, so an override can
+    `{% extends "default:quiz/deck.html" %}` and replace only the blocks it cares about.
+    """
+    packaged = FileSystemLoader(PACKAGED)
+    loaders: list[FileSystemLoader | PrefixLoader] = []
+    if overrides is not None and overrides.is_dir():
+        loaders.append(FileSystemLoader(overrides))
+    loaders += [PrefixLoader({"default": packaged}, delimiter=":"), packaged]
+    return Environment(
+        loader=ChoiceLoader(loaders),
+        autoescape=True,  # every template renders HTML; card text is escaped unless marked safe
+        undefined=StrictUndefined,  # a misspelled variable in an override fails the build, not the page
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
