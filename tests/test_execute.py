@@ -9,6 +9,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.errors import CardErrors
+from quizgen.execute import Pool
 
 from .conftest import SAMPLE_DECK
 
@@ -308,3 +309,51 @@ def test_fail_fast_stops_at_the_first_failure(
     assert len(errors) == 1 and "ValueError: no" in errors[0]
     # The pool was cancelled cleanly: it serves the next run.
     assert len(problems(options(root, use_cache=False))) == 1
+
+
+def test_one_worker_runs_jobs_in_isolation_and_is_replaced_when_it_dies(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    root = project(
+        {
+            "s.yaml": HEADER
+            + card("""
+- id: changes-globals
+  kind: basic
+  front: f
+  back: b
+  code: |
+    torch.set_default_dtype(torch.float64)
+    torch.set_grad_enabled(False)
+    leaked = 1
+- id: sees-defaults
+  kind: value
+  ask: q
+  code: x = torch.zeros(1, requires_grad=True) * 2
+  answer_expr: (str(x.dtype), x.requires_grad, "leaked" in globals())
+- id: kills-its-worker
+  kind: basic
+  front: f
+  back: b
+  code: __import__("os")._exit(0)
+- id: after-the-crash
+  kind: value
+  ask: q
+  code: x = torch.ones(2).sum()
+  answer_expr: x
+  answer: 2.0
+""")
+        }
+    )
+    with Pool(1) as single:
+        errors = problems(options(root, pool=single))
+        assert len(errors) == 1 and "card 'kills-its-worker'" in errors[0]
+        deck = root / "cards" / "s.yaml"
+        deck.write_text(deck.read_text().replace('__import__("os")._exit(0)', "pass"))
+        report = pipeline.check(options(root, pool=single))
+    answers = {vc.card.id: vc.answer for vc in report.decks[0].cards}
+    assert answers["sees-defaults"] == {
+        "type": "repr",
+        "value": "('torch.float32', True, False)",
+        "display": "('torch.float32', True, False)",
+    }

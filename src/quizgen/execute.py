@@ -61,7 +61,7 @@ class Pool:
     imported once for all of them.
     """
 
-    def __init__(self, jobs: int, memory: int = DEFAULT_MEMORY) -> None:
+    def __init__(self, jobs: int, memory: int = DEFAULT_MEMORY, warm: bool = True) -> None:
         self.jobs, self.memory = jobs, memory
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         env = dict(os.environ)
@@ -71,6 +71,8 @@ class Pool:
         src = str(Path(quizgen.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "quizgen.worker", "--jobs", str(jobs), "--memory", str(memory)]
+        if not warm:
+            cmd.append("--cold")
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
         )
@@ -172,7 +174,10 @@ def execute(
     if not work:
         return outcomes
     own = pool is None
-    active = pool or Pool(max(1, min(jobs, len(work))), memory)
+    # Warming optimizers up once in the zygote pays when a worker runs more than one job; with a
+    # job per worker, each worker warms only what its snippet uses, in parallel.
+    workers = max(1, min(jobs, len(work)))
+    active = pool or Pool(workers, memory, warm=len(work) > workers)
     try:
         results = active.run(work, timeout)
         for key, result in results:

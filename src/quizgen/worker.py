@@ -1,18 +1,20 @@
-"""The worker: the only code that imports torch.
+"""The worker pool process: with quizgen.runner, the only code that imports torch.
 
-`python -m quizgen.worker` imports torch once, warms it up, then reads jobs (JSON lines on stdin)
-and forks one child per job from that warm process, so each snippet starts in a fresh copy of an
-interpreter that has torch loaded. A child runs in a temporary directory with a memory cap and
-captured output; the zygote enforces the wall-clock timeout, notices crashes and exits, and writes
-results (JSON lines) to stdout. The zygote itself never runs card code and stays single-threaded,
-because forking a process that has started torch's thread pools hangs the child.
+`python -m quizgen.worker` (the zygote) imports torch once, warms it up, and forks worker processes
+from that warm state. Jobs arrive as JSON lines on stdin; the zygote hands each to an idle worker,
+enforces its wall-clock timeout, notices a worker that crashed or exited, replaces it, and writes
+results as JSON lines to stdout. Workers run jobs one after another, each in a fresh namespace and
+a fresh temporary folder with torch's global settings and seeds reset, under a memory cap. Forking
+per worker rather than per job matters: forking a process holding torch costs ~20 ms.
+The zygote never runs card code and stays single-threaded, because forking a process that has
+started torch's thread pools hangs the child.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import random
 import resource
 import selectors
 import shutil
@@ -20,22 +22,26 @@ import signal
 import sys
 import tempfile
 import time
-import traceback
 from typing import Any
 
-OUTPUT_LIMIT = 64 * 1024
 FILE_LIMIT = 64 * 1024 * 1024
-MAX_ELEMENTS = 10_000
+RETIRE_AFTER_JOBS = 500
+RETIRE_GROWTH = 1 << 30  # a worker that grew by this much since it started is replaced
 
 
-def _warm_up() -> str:
+def _warm_up(optimizers: bool) -> str:
     import torch
     import torch.nn
     import torch.optim
 
+    from quizgen import runner
+
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
-    # The first optimizer pulls in torch._dynamo (seconds): pay that once, here, not in every child.
+    runner.remember_state()
+    if not optimizers:
+        return str(torch.__version__)
+    # The first optimizer pulls in torch._dynamo (seconds): pay that once, here, not in every worker.
     w = torch.nn.Parameter(torch.ones(2))
     for opt_cls in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
         opt = opt_cls([w], lr=0.1)
@@ -45,244 +51,12 @@ def _warm_up() -> str:
     return str(torch.__version__)
 
 
-# -- inside a child -------------------------------------------------------------------------------
+# -- inside a worker ------------------------------------------------------------------------------
 
 
-class _Capture:
-    """sys.stdout/stderr for snippets: keeps the first OUTPUT_LIMIT characters, drops the rest."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.size = 0
-        self.dropped = 0
-
-    def write(self, text: str) -> int:
-        room = OUTPUT_LIMIT - self.size
-        if room > 0:
-            self.parts.append(text[:room])
-            self.size += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        if self.dropped:
-            out += f"\n... [{self.dropped} more characters of output cut]"
-        return out
-
-
-def _compile(snippet: dict[str, Any], mode: str = "exec") -> Any:
-    padded = "\n" * (int(snippet["line"]) - 1) + snippet["code"]
-    return compile(padded, snippet["path"], mode)
-
-
-def _seed() -> None:
-    import torch
-
-    torch.manual_seed(0)
-    random.seed(0)
-    try:
-        import numpy
-
-        numpy.random.seed(0)
-    except ImportError:  # pragma: no cover - numpy ships with the torch wheel's requirements here
-        pass
-
-
-class SnippetFailed(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def _format_exception(exc: BaseException, paths: set[str]) -> str:
-    """A traceback reduced to the frames in card files, ending with the exception itself."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in paths]
-    lines = ["Traceback (most recent call last):\n"] if frames else []
-    lines += traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).rstrip()
-
-
-def _exception_name(exc: BaseException) -> str:
-    return type(exc).__name__
-
-
-def _run(code: Any, ns: dict[str, Any], paths: set[str], what: str) -> None:
-    try:
-        exec(code, ns)
-    except SystemExit as exc:
-        raise SnippetFailed(f"{what} called sys.exit({exc.code!r})") from None
-    except MemoryError:
-        raise SnippetFailed(f"{what} ran out of memory (the per-snippet memory cap)") from None
-    except RuntimeError as exc:
-        # torch's allocator reports an exhausted memory cap as a RuntimeError, not MemoryError.
-        if "can't allocate memory" in str(exc) or "not enough memory" in str(exc):
-            raise SnippetFailed(f"{what} ran out of memory (the per-snippet memory cap)") from None
-        raise
-
-
-def _fresh_namespace(setups: list[Any], paths: set[str]) -> dict[str, Any]:
-    _seed()
-    ns: dict[str, Any] = {"__name__": "__quizgen__"}
-    for code in setups:
-        try:
-            _run(code, ns, paths, "setup")
-        except SnippetFailed:
-            raise
-        except BaseException as exc:
-            raise SnippetFailed("setup failed:\n" + _format_exception(exc, paths)) from None
-    return ns
-
-
-def describe(obj: Any) -> dict[str, Any]:
-    """A JSON description of a Python value: its type, its value and how Python shows it."""
-    import torch
-
-    if obj is None:
-        return {"type": "none", "value": None, "display": "None"}
-    if isinstance(obj, bool):
-        return {"type": "bool", "value": obj, "display": repr(obj)}
-    if isinstance(obj, int):
-        return {"type": "int", "value": obj, "display": repr(obj)}
-    if isinstance(obj, float):
-        return {"type": "float", "value": _json_number(obj), "display": repr(obj)}
-    if isinstance(obj, str):
-        return {"type": "str", "value": obj, "display": repr(obj)}
-    if isinstance(obj, torch.Size):
-        return {"type": "shape", "value": list(obj), "display": repr(obj)}
-    if isinstance(obj, torch.dtype):
-        return {"type": "dtype", "value": str(obj), "display": str(obj)}
-    if isinstance(obj, torch.Tensor):
-        t = obj.detach()
-        if t.numel() > MAX_ELEMENTS:
-            raise SnippetFailed(f"the answer is a tensor of {t.numel()} elements; at most {MAX_ELEMENTS}")
-        if t.is_complex() or t.layout != torch.strided:
-            return {"type": "repr", "value": repr(obj), "display": repr(obj)}
-        return {
-            "type": "tensor",
-            "value": _json_number(t.cpu().tolist()),
-            "dtype": str(t.dtype).removeprefix("torch."),
-            "shape": list(t.shape),
-            "display": repr(obj),
-        }
-    if isinstance(obj, (list, tuple)) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj
-    ):
-        return {"type": "list", "value": _json_number(list(obj)), "display": repr(obj)}
-    if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():
-        return describe(obj.item())  # numpy scalars
-    return {"type": "repr", "value": repr(obj)[:2000], "display": repr(obj)[:2000]}
-
-
-def _json_number(value: Any) -> Any:
-    """NaN and infinities as strings: JSON has no spelling for them."""
-    if isinstance(value, list):
-        return [_json_number(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return repr(value)
-    return value
-
-
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Run one job in this (child) process; the result is JSON-able."""
-    paths = {s["path"] for s in _snippets(job)}
-    setups = [_compile(s) for s in job.get("setup", [])]
-    if job["type"] == "order":
-        return _run_order(job, setups, paths)
-    ns = _fresh_namespace(setups, paths)
-    code = _compile(job["code"])
-    result: dict[str, Any] = {"ok": True}
-    if job.get("answer"):
-        expr = _compile(job["expr"], "eval") if job.get("expr") else None
-        try:
-            _run(code, ns, paths, "the snippet")
-            if expr is None:
-                raise SnippetFailed("the snippet finished without raising, and the card has no answer_expr")
-            value = eval(expr, ns)
-        except SnippetFailed:
-            raise
-        except BaseException as exc:
-            value = None
-            result["value"] = {
-                "type": "exception",
-                "value": _exception_name(exc),
-                "message": str(exc)[:1000],
-                "display": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:1000],
-            }
-        if "value" not in result:
-            result["value"] = describe(value)
-        return result
-    try:
-        _run(code, ns, paths, "the snippet")
-    except SnippetFailed:
-        raise
-    except BaseException as exc:
-        raise SnippetFailed(_format_exception(exc, paths)) from None
-    return result
-
-
-def _snippets(job: dict[str, Any]) -> list[dict[str, Any]]:
-    found = list(job.get("setup", []))
-    for key in ("code", "expr", "check"):
-        if job.get(key):
-            found.append(job[key])
-    return found + list(job.get("lines", [])) + list(job.get("distractors", []))
-
-
-def _run_order(job: dict[str, Any], setups: list[Any], paths: set[str]) -> dict[str, Any]:
-    from quizgen import orders
-
-    lines = job["lines"]
-    distractors = job.get("distractors", [])
-    codes = [_compile(s) for s in lines + distractors]
-    check = _compile(job["check"])
-    repeat = int(job.get("repeat", 1))
-
-    def attempt(order: list[int]) -> BaseException | None:
-        ns = _fresh_namespace(setups, paths)
-        try:
-            for _ in range(repeat):
-                for i in order:
-                    _run(codes[i], ns, paths, "a line")
-            _run(check, ns, paths, "the check")
-        except SnippetFailed:
-            raise
-        except Exception as exc:
-            return exc
-        return None
-
-    given = list(range(len(lines)))
-    failure = attempt(given)
-    if failure is not None:
-        raise SnippetFailed("the order as written fails the check:\n" + _format_exception(failure, paths))
-    predefined = set(_fresh_namespace(setups, paths)) | set(dir(__builtins__))
-    before = orders.relax(orders.dependencies([s["code"] for s in lines], predefined), given)
-    accepted: list[list[int]] = []
-    tried = 0
-    for order in orders.candidate_orders(len(lines), before):
-        tried += 1
-        if tried > orders.MAX_CANDIDATES:
-            raise SnippetFailed(
-                f"more than {orders.MAX_CANDIDATES} candidate orders: split the puzzle or make "
-                "the lines depend on each other"
-            )
-        if order == given or attempt(order) is None:
-            accepted.append(order)
-    usable = []
-    for d in range(len(lines), len(lines) + len(distractors)):
-        for order in accepted:
-            hit = next((v for v in orders.distractor_variants(order, d) if attempt(v) is None), None)
-            if hit is not None:
-                usable.append({"distractor": d - len(lines), "order": hit})
-                break
-    return {"ok": True, "orders": accepted, "usable_distractors": usable, "tried": tried}
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
 
 
 def _limit_resources(memory: int) -> None:
@@ -295,7 +69,7 @@ def _limit_resources(memory: int) -> None:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to kill this child when the zygote goes, so no snippet outlives a build."""
+    """Ask Linux to kill this worker when the zygote goes, so no snippet outlives a build."""
     try:
         import ctypes
 
@@ -304,41 +78,38 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child(job: dict[str, Any], write_fd: int, workdir: str, memory: int) -> None:
-    """Runs in the forked child; never returns."""
+def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str) -> None:
+    """The worker's life: run jobs until told to stop or worn out. Never returns."""
+    from quizgen import runner
+
     status = 0
     try:
         _die_with_parent()
-        # Card files are read now, before leaving the caller's folder, so tracebacks show their lines.
-        import linecache
-
-        for s in _snippets(job):
-            lines = linecache.getlines(s["path"])
-            if lines:
-                linecache.cache[s["path"]] = (len("".join(lines)), None, lines, s["path"])
         devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        sink = os.open(os.path.join(workdir, ".quizgen-fd-output"), os.O_WRONLY | os.O_CREAT, 0o600)
-        os.dup2(sink, 1)
-        os.dup2(sink, 2)
-        os.chdir(workdir)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
         _limit_resources(memory)
-        capture = _Capture()
-        sys.stdout = sys.stderr = capture
-        start = time.perf_counter()
-        try:
-            result = run_job(job)
-        except SnippetFailed as exc:
-            result = {"ok": False, "error": exc.message}
-        except MemoryError:
-            result = {"ok": False, "error": "ran out of memory (the per-snippet memory cap)"}
-        result["output"] = capture.text()
-        result["seconds"] = time.perf_counter() - start
-        data = (json.dumps(result) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            written = os.write(write_fd, view)
-            view = view[written:]
+        start_rss = _rss()
+        requests = os.fdopen(read_fd, "rb")
+        for done in range(1, RETIRE_AFTER_JOBS + 1):
+            line = requests.readline()
+            if not line:
+                break
+            job = json.loads(line)
+            jobdir = tempfile.mkdtemp(dir=workdir)
+            os.chdir(jobdir)
+            result = runner.execute_job(job, home)
+            os.chdir(workdir)
+            shutil.rmtree(jobdir, ignore_errors=True)
+            retire = (
+                bool(result.get("retire")) or _rss() - start_rss > RETIRE_GROWTH or done == RETIRE_AFTER_JOBS
+            )
+            result["retire"] = retire  # the zygote must not hand this worker another job
+            data = memoryview((json.dumps(result) + "\n").encode())
+            while data:
+                data = data[os.write(write_fd, data) :]
+            if retire:
+                break
     except BaseException:
         status = 70
     finally:
@@ -348,22 +119,24 @@ def _child(job: dict[str, Any], write_fd: int, workdir: str, memory: int) -> Non
 # -- the zygote -----------------------------------------------------------------------------------
 
 
-class _Running:
-    def __init__(self, job_id: Any, pid: int, fd: int, workdir: str, deadline: float) -> None:
-        self.job_id = job_id
+class _Worker:
+    def __init__(self, pid: int, to_fd: int, from_fd: int, workdir: str) -> None:
         self.pid = pid
-        self.fd = fd
+        self.to_fd = to_fd
+        self.from_fd = from_fd
         self.workdir = workdir
-        self.deadline = deadline
         self.data = bytearray()
+        self.job_id: Any = None
+        self.deadline = 0.0
+        self.limit = 0.0
         self.timed_out = False
         self.cancelled = False
-        self.limit = deadline - time.monotonic()
+        self.retiring = False
 
 
-def _describe_exit(status: int, running: _Running) -> str:
-    if running.timed_out:
-        return f"the snippet did not finish within {running.limit:.3g} s (timeout) and was stopped"
+def _describe_exit(status: int, worker: _Worker) -> str:
+    if worker.timed_out:
+        return f"the snippet did not finish within {worker.limit:.3g} s (timeout) and was stopped"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
@@ -374,107 +147,144 @@ def _describe_exit(status: int, running: _Running) -> str:
     return f"the snippet ended the worker process (exit status {code}) before finishing"
 
 
-def serve(jobs: int, timeout: float, memory: int) -> None:
-    torch_version = _warm_up()
-    out = sys.stdout.buffer
+class _Zygote:
+    def __init__(self, jobs: int, timeout: float, memory: int, torch_version: str) -> None:
+        self.jobs, self.timeout, self.memory = jobs, timeout, memory
+        self.torch_version = torch_version
+        self.home = os.getcwd()
+        self.sel = selectors.DefaultSelector()
+        self.workers: dict[int, _Worker] = {}  # by from_fd
+        self.pending: list[dict[str, Any]] = []
+        self.out = sys.stdout.buffer
+        self.cancel_pending = False
 
-    def send(message: dict[str, Any]) -> None:
-        out.write((json.dumps(message) + "\n").encode())
-        out.flush()
+    def send(self, message: dict[str, Any]) -> None:
+        self.out.write((json.dumps(message) + "\n").encode())
+        self.out.flush()
 
-    send({"ready": True, "torch_version": torch_version, "pid": os.getpid()})
-    sel = selectors.DefaultSelector()
-    stdin_fd = sys.stdin.fileno()
-    os.set_blocking(stdin_fd, False)
-    sel.register(stdin_fd, selectors.EVENT_READ, None)
-    pending: list[dict[str, Any]] = []
-    running: dict[int, _Running] = {}
-    inbuf = bytearray()
-    stdin_open = True
-
-    def start(message: dict[str, Any]) -> None:
-        job = message["job"]
-        limit = float(message.get("timeout", timeout)) * (10 if job["type"] == "order" else 1)
+    def spawn(self) -> _Worker:
         workdir = tempfile.mkdtemp(prefix="quizgen-")
-        read_fd, write_fd = os.pipe()
+        to_read, to_write = os.pipe()
+        from_read, from_write = os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(read_fd)
-            _child(job, write_fd, workdir, memory)
-        os.close(write_fd)
-        os.set_blocking(read_fd, False)
-        r = _Running(message["id"], pid, read_fd, workdir, time.monotonic() + limit)
-        running[read_fd] = r
-        sel.register(read_fd, selectors.EVENT_READ, r)
+            # Other workers' pipe ends must not stay open here, or their EOFs would never come.
+            for w in self.workers.values():
+                os.close(w.to_fd)
+                os.close(w.from_fd)
+            os.close(to_write)
+            os.close(from_read)
+            _worker(to_read, from_write, workdir, self.memory, self.home)
+        os.close(to_read)
+        os.close(from_write)
+        os.set_blocking(from_read, False)
+        worker = _Worker(pid, to_write, from_read, workdir)
+        self.workers[from_read] = worker
+        self.sel.register(from_read, selectors.EVENT_READ, worker)
+        return worker
 
-    def finish(r: _Running) -> None:
-        sel.unregister(r.fd)
-        os.close(r.fd)
-        del running[r.fd]
-        _, status = os.waitpid(r.pid, 0)
-        shutil.rmtree(r.workdir, ignore_errors=True)
-        result: dict[str, Any] | None = None
-        if r.data.endswith(b"\n") and not r.timed_out:
-            try:
-                result = json.loads(r.data)
-            except ValueError:
-                result = None
-        if result is None:
-            result = {"ok": False, "error": _describe_exit(status, r), "output": ""}
-        result["torch_version"] = torch_version
-        if not r.cancelled:
-            send({"id": r.job_id, "result": result})
+    def assign(self, worker: _Worker, message: dict[str, Any]) -> None:
+        job = message["job"]
+        worker.limit = float(message.get("timeout", self.timeout)) * (10 if job["type"] == "order" else 1)
+        worker.deadline = time.monotonic() + worker.limit
+        worker.job_id = message["id"]
+        worker.timed_out = worker.cancelled = False
+        worker.data.clear()
+        with contextlib.suppress(OSError):  # it died just now; its EOF reports the job
+            os.write(worker.to_fd, (json.dumps(job) + "\n").encode())
 
-    cancel_pending = False
-    while stdin_open:
-        if cancel_pending and not running:
-            send({"cancelled": True})
-            cancel_pending = False
-        while pending and len(running) < jobs:
-            start(pending.pop(0))
-        now = time.monotonic()
-        wait = min((r.deadline for r in running.values()), default=now + 1.0) - now
-        for key, _ in sel.select(timeout=max(0.0, min(wait, 1.0))):
-            if key.data is None:
+    def dispatch(self) -> None:
+        idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
+        while self.pending:
+            if idle:
+                self.assign(idle.pop(), self.pending.pop(0))
+            elif sum(not w.retiring for w in self.workers.values()) < self.jobs:
+                self.assign(self.spawn(), self.pending.pop(0))
+            else:
+                break
+
+    def reply(self, worker: _Worker, result: dict[str, Any]) -> None:
+        worker.retiring = worker.retiring or bool(result.pop("retire", False))
+        result["torch_version"] = self.torch_version
+        if not worker.cancelled:
+            self.send({"id": worker.job_id, "result": result})
+        worker.job_id = None
+
+    def readable(self, worker: _Worker) -> None:
+        try:
+            chunk = os.read(worker.from_fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if chunk:
+            worker.data += chunk
+            if worker.data.endswith(b"\n") and worker.job_id is not None:
+                result = json.loads(worker.data)
+                worker.data.clear()
+                self.reply(worker, result)
+            return
+        self.bury(worker)
+
+    def bury(self, worker: _Worker) -> None:
+        """A worker's pipe closed: it retired, crashed, was killed, or ended itself."""
+        self.sel.unregister(worker.from_fd)
+        os.close(worker.from_fd)
+        os.close(worker.to_fd)
+        del self.workers[worker.from_fd]
+        _, status = os.waitpid(worker.pid, 0)
+        shutil.rmtree(worker.workdir, ignore_errors=True)
+        if worker.job_id is not None:
+            self.reply(worker, {"ok": False, "error": _describe_exit(status, worker), "output": ""})
+
+    def command(self, message: dict[str, Any]) -> None:
+        if message.get("cancel"):
+            # The parent stopped early (--fail-fast): drop what is queued and stop what runs.
+            self.pending.clear()
+            for worker in self.workers.values():
+                if worker.job_id is not None:
+                    worker.cancelled = True
+                    os.kill(worker.pid, signal.SIGKILL)
+            self.cancel_pending = True
+        else:
+            self.pending.append(message)
+
+    def serve(self) -> None:
+        stdin_fd = sys.stdin.fileno()
+        os.set_blocking(stdin_fd, False)
+        self.sel.register(stdin_fd, selectors.EVENT_READ, None)
+        inbuf = bytearray()
+        while True:
+            busy = [w for w in self.workers.values() if w.job_id is not None]
+            if self.cancel_pending and not busy:
+                self.send({"cancelled": True})
+                self.cancel_pending = False
+            self.dispatch()
+            now = time.monotonic()
+            wait = min((w.deadline for w in busy), default=now + 1.0) - now
+            for key, _ in self.sel.select(timeout=max(0.0, min(wait, 1.0))):
+                if key.data is not None:
+                    if key.data.from_fd in self.workers:
+                        self.readable(key.data)
+                    continue
                 chunk = os.read(stdin_fd, 1 << 16)
                 if not chunk:
-                    stdin_open = False  # the parent is done or gone: stop everything
-                    break
+                    return  # the parent is done or gone
                 inbuf += chunk
                 while b"\n" in inbuf:
                     line, _, rest = inbuf.partition(b"\n")
                     inbuf = bytearray(rest)
-                    if not line.strip():
-                        continue
-                    message = json.loads(line)
-                    if message.get("cancel"):
-                        # The parent stopped early (--fail-fast): drop what is queued and running.
-                        pending.clear()
-                        for r in list(running.values()):
-                            os.kill(r.pid, signal.SIGKILL)
-                            r.cancelled = True
-                        cancel_pending = True
-                    else:
-                        pending.append(message)
-                continue
-            r = key.data
-            try:
-                chunk = os.read(r.fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if chunk:
-                r.data += chunk
-            else:
-                finish(r)
-        now = time.monotonic()
-        for r in list(running.values()):
-            if now >= r.deadline and not r.timed_out:
-                r.timed_out = True
-                os.kill(r.pid, signal.SIGKILL)
-    for r in list(running.values()):
-        os.kill(r.pid, signal.SIGKILL)
-        os.waitpid(r.pid, 0)
-        shutil.rmtree(r.workdir, ignore_errors=True)
+                    if line.strip():
+                        self.command(json.loads(line))
+            now = time.monotonic()
+            for w in list(self.workers.values()):
+                if w.job_id is not None and now >= w.deadline and not w.timed_out:
+                    w.timed_out = True
+                    os.kill(w.pid, signal.SIGKILL)
+
+    def shutdown(self) -> None:
+        for w in list(self.workers.values()):
+            os.kill(w.pid, signal.SIGKILL)
+            os.waitpid(w.pid, 0)
+            shutil.rmtree(w.workdir, ignore_errors=True)
 
 
 def main() -> None:
@@ -484,10 +294,17 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=30.0)
     parser.add_argument("--memory", type=int, default=2 << 30)
+    parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
-    serve(max(1, args.jobs), args.timeout, args.memory)
-    sys.stdout.flush()
+    torch_version = _warm_up(optimizers=not args.cold)
+    zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version)
+    zygote.send({"ready": True, "torch_version": torch_version, "pid": os.getpid()})
+    try:
+        zygote.serve()
+    finally:
+        zygote.shutdown()
+        sys.stdout.flush()
     os._exit(0)  # skip torch's slow interpreter teardown: nothing is left to clean up
 
 
