@@ -87,6 +87,8 @@ def test_build_writes_outputs_and_a_failed_build_keeps_them(
     assert result.exit_code == 0, result.output
     assert "7 cards in 1 decks verified (7 executed, 0 from cache)" in result.output
     cards_json = root / "build" / "cards.json"
+    schema = json.loads((root / "build" / "quizgen.schema.json").read_text())
+    assert schema["title"] == "quizgen card file"
     before = cards_json.read_bytes()
     data = json.loads(before)
     assert [c["id"] for c in data["decks"][0]["cards"]][:2] == ["value-two-steps", "value-grad-none"]

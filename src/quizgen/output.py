@@ -85,3 +85,12 @@ def write_cards_json(decks: list[VerifiedDeck], out_dir: Path) -> list[Path]:
     with atomic_file(path) as tmp:
         tmp.write_text(json.dumps(cards_data(decks), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return [path]
+
+
+def write_schema(out_dir: Path) -> list[Path]:
+    from quizgen.schema import json_schema
+
+    path = out_dir / "quizgen.schema.json"
+    with atomic_file(path) as tmp:
+        tmp.write_text(json.dumps(json_schema(), indent=2) + "\n", encoding="utf-8")
+    return [path]

@@ -117,6 +117,7 @@ def build(options: Options) -> Report:
     from quizgen import output
 
     report.written += output.write_cards_json(report.decks, options.out_dir)
+    report.written += output.write_schema(options.out_dir)  # for `# yaml-language-server: $schema=`
     from quizgen import anki
 
     anki.write(report, options)  # build/anki/*.apkg and the lock beside the cards
