@@ -192,3 +192,15 @@ def browser() -> Iterator[Any]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def anki_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    """The sample deck plus a sub-deck of awkward text, built once; Anki tests copy it before changing it."""
+    from .anki_support import TRICKY_DECK
+
+    files = {"sample.yaml": SAMPLE_DECK, "tricky.yaml": TRICKY_DECK}
+    root = write_project(tmp_path_factory.mktemp("anki"), files)
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
+    report.root = root  # type: ignore[attr-defined]
+    return report

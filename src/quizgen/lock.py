@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from quizgen.errors import QuizgenError
 from quizgen.output import atomic_file
@@ -42,6 +42,9 @@ class NotetypeEntry:
 class RemovedEntry:
     deck: str
     removed: int
+
+
+_Entry = TypeVar("_Entry", CardEntry, NotetypeEntry, RemovedEntry)
 
 
 @dataclass
@@ -89,15 +92,25 @@ def read(path: Path) -> Lock:
         if data.get("format") != FORMAT:
             raise ValueError(f"unknown format {data.get('format')!r}")
         return Lock(
-            cards={k: CardEntry(**v) for k, v in data.get("cards", {}).items()},
-            notetypes={k: NotetypeEntry(**v) for k, v in data.get("notetypes", {}).items()},
-            removed={k: RemovedEntry(**v) for k, v in data.get("removed", {}).items()},
+            cards={k: _checked(CardEntry(**v)) for k, v in data.get("cards", {}).items()},
+            notetypes={k: _checked(NotetypeEntry(**v)) for k, v in data.get("notetypes", {}).items()},
+            removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
         )
     except (ValueError, TypeError, AttributeError) as exc:
         raise QuizgenError(
             f"{path}: not a quizgen lock file ({exc}). Restore it from version control, or delete it: "
             "Anki then sees every note as changed once."
         ) from None
+
+
+def _checked(entry: _Entry) -> _Entry:
+    """The entry, if every value has its declared type (a hand-edited lock may not)."""
+    for f in fields(entry):
+        value = getattr(entry, f.name)
+        want = {"int": int, "str": str, "list[str]": list}[str(f.type)]
+        if not isinstance(value, want) or isinstance(value, bool):
+            raise ValueError(f"{f.name} is {value!r}")
+    return entry
 
 
 def dumps(lock: Lock) -> str:

@@ -1,0 +1,223 @@
+"""The cards' own JavaScript in Chromium, on the HTML the real Anki backend renders.
+
+Two ways of showing the back are emulated: Anki desktop swaps the card HTML inside one page (the typed
+answer survives in a global), AnkiDroid and AnkiMobile load a new page (it survives in sessionStorage).
+"""
+
+from __future__ import annotations
+
+import colorsys
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quizgen import pipeline
+
+from .anki_support import collection, import_all
+
+ORIGIN = "http://anki.test"
+
+# What Anki desktop's reviewer does to show a side (ts/reviewer: setInnerHTML): replace the HTML of #qa,
+# then run its scripts one by one, waiting for each external one to load.
+REVIEWER = """<!doctype html><html><head><meta charset="utf-8"></head>
+<body class="card card1 %s"><div id="qa"></div><script>
+async function showSide(html) {
+  const qa = document.getElementById("qa");
+  qa.innerHTML = html;
+  for (const old of Array.from(qa.getElementsByTagName("script"))) {
+    await new Promise((resolve) => {
+      const script = document.createElement("script");
+      for (const attr of old.attributes) script.setAttribute(attr.name, attr.value);
+      script.text = old.text;
+      if (old.src) { script.onload = resolve; script.onerror = resolve; }
+      old.replaceWith(script);
+      if (!old.src) resolve();
+    });
+  }
+}
+</script></body></html>"""
+
+PAGE = '<!doctype html><html><head><meta charset="utf-8"></head><body class="card card1 %s">%s</body></html>'
+
+
+@pytest.fixture(scope="module")
+def rendered(anki_build: pipeline.Report, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Card id -> (question HTML, answer HTML) as Anki renders them, plus the collection's media folder."""
+    folder = tmp_path_factory.mktemp("anki-js")
+    with collection(folder) as col:
+        import_all(col, anki_build)
+        sides = {}
+        for cid in col.find_cards("deck:Sample"):
+            card = col.get_card(cid)
+            sides[card.note()["Id"]] = (card.question(), card.answer())
+        media = Path(col.media.dir())
+    return {"sides": sides, "media": media}
+
+
+@pytest.fixture(scope="module")
+def context(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: Any, rendered: dict[str, Any]) -> Iterator[Any]:
+    """A fresh tab where http://anki.test serves the collection's media folder and our pages."""
+    page = context.new_page()
+    pages: dict[str, str] = {}
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def serve(route: Any) -> None:
+        url = route.request.url
+        if not url.startswith(ORIGIN + "/"):
+            outside.append(url)
+            route.abort()
+            return
+        name = url[len(ORIGIN) + 1 :]
+        if name in pages:
+            route.fulfill(status=200, content_type="text/html", body=pages[name])
+        elif (rendered["media"] / name).is_file():
+            route.fulfill(
+                status=200, content_type="text/javascript", body=(rendered["media"] / name).read_bytes()
+            )
+        else:
+            route.fulfill(status=404, body="")
+
+    page.route("**/*", serve)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.pages = pages  # type: ignore[attr-defined]
+    yield page
+    page.close()
+    assert not outside, f"requests outside the card: {outside}"
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def desktop(page: Any, sides: tuple[str, str], act: Any, night: bool = False) -> Any:
+    """Show the front in one reviewer page, let `act` answer, then show the back in the same page."""
+    page.pages["reviewer.html"] = REVIEWER % ("nightMode night_mode" if night else "")
+    page.goto(f"{ORIGIN}/reviewer.html")
+    page.evaluate("html => showSide(html)", sides[0])
+    act(page)
+    page.evaluate("html => showSide(html)", sides[1])
+    return page.locator(".qg-result")
+
+
+def mobile(page: Any, sides: tuple[str, str], act: Any) -> Any:
+    """Load the front as a page, let `act` answer, then load the back as a new page."""
+    page.pages["front.html"] = PAGE % ("", sides[0])
+    page.pages["back.html"] = PAGE % ("", sides[1])
+    page.goto(f"{ORIGIN}/front.html")
+    act(page)
+    page.goto(f"{ORIGIN}/back.html")
+    page.wait_for_selector(".qg-result[data-ok]")
+    return page.locator(".qg-result")
+
+
+def typing(text: str) -> Any:
+    def act(page: Any) -> None:
+        page.wait_for_function("document.querySelector('.qg-card[data-qg-mounted]')")
+        page.locator(".qg-input").fill(text)
+        page.locator(".qg-input").press("Enter")
+
+    return act
+
+
+def clicking(choice: str) -> Any:
+    def act(page: Any) -> None:
+        page.wait_for_function("document.querySelector('.qg-card[data-qg-mounted]')")
+        page.locator(f".qg-choice[data-choice='{choice}']").click()
+
+    return act
+
+
+# card id -> [(typed, judged right?)]; each is typed into a fresh review of the card, in one tab
+TYPED = {
+    "value-two-steps": [
+        ("8", True),
+        ("8.005", True),  # within rtol=1e-3
+        ("tensor(8.)", True),
+        ("8.1", False),
+        ("7", False),
+    ],
+    "value-list": [("2 4.02 6", True), ("2 4 7", False)],  # the card's own rtol=0.01
+    "value-raises": [("RuntimeError", True), ("ValueError", False)],
+    "value-shape": [("(2, 3)", True), ("[3, 2]", False)],
+    "order-train-step": [
+        ("E B A C", True),
+        ("b e a c", True),  # another order that also works
+        ("B,A,C,E", True),  # and a third
+        ("A B C E", False),
+        ("E B A D", False),  # D is the distractor
+    ],
+}
+
+
+@pytest.mark.parametrize("show", [desktop, mobile], ids=["desktop", "mobile"])
+@pytest.mark.parametrize("card", sorted(TYPED))
+def test_a_typed_answer_is_judged_on_the_back(
+    page: Any, rendered: dict[str, Any], show: Any, card: str
+) -> None:
+    for typed, ok in TYPED[card]:
+        result = show(page, rendered["sides"][card], typing(typed))
+        assert result.get_attribute("data-ok") == str(ok).lower(), (typed, result.text_content())
+        assert typed in result.text_content()
+        assert page.locator(".qg-typebox").is_hidden()
+
+
+@pytest.mark.parametrize("show", [desktop, mobile], ids=["desktop", "mobile"])
+@pytest.mark.parametrize(("choice", "ok"), [("false", True), ("true", False)])
+def test_myth_buttons_are_judged_on_the_back(
+    page: Any, rendered: dict[str, Any], show: Any, choice: str, ok: bool
+) -> None:
+    result = show(page, rendered["sides"]["myth-zero-grad-zeros"], clicking(choice))
+    assert result.get_attribute("data-ok") == str(ok).lower()
+    assert result.text_content().startswith(f"You said {choice.title()}")
+    assert page.locator(f".qg-choice[data-choice='{choice}']").get_attribute("aria-pressed") == "true"
+    assert page.locator(".qg-choice").first.is_disabled()
+
+
+def test_enter_asks_anki_desktop_for_the_back(page: Any, rendered: dict[str, Any]) -> None:
+    page.pages["reviewer.html"] = REVIEWER % ""
+    page.goto(f"{ORIGIN}/reviewer.html")
+    page.evaluate("() => { window.sent = []; window.pycmd = (cmd) => window.sent.push(cmd); }")
+    page.evaluate("html => showSide(html)", rendered["sides"]["value-two-steps"][0])
+    page.wait_for_function("document.querySelector('.qg-card[data-qg-mounted]')")
+    assert page.evaluate("document.activeElement.className") == "qg-input"
+    page.keyboard.type("8")
+    page.keyboard.press("Enter")
+    assert page.evaluate("window.sent") == ["ans"]
+
+
+def test_nothing_typed_and_a_new_review_starts_blank(page: Any, rendered: dict[str, Any]) -> None:
+    sides = rendered["sides"]["value-two-steps"]
+    assert desktop(page, sides, typing("8")).get_attribute("data-ok") == "true"
+    # the same card again, later: nothing typed this time, so last time's answer must not come back
+    page.evaluate("html => showSide(html)", sides[0])
+    page.evaluate("html => showSide(html)", sides[1])
+    result = page.locator(".qg-result")
+    assert result.get_attribute("data-ok") == "none"
+    assert result.text_content() == "You did not type an answer."
+
+
+def _luminance(css_color: str) -> float:
+    r, g, b = (int(x) / 255 for x in re.findall(r"\d+", css_color)[:3])
+    return colorsys.rgb_to_hls(r, g, b)[1]
+
+
+@pytest.mark.parametrize("night", [False, True], ids=["light", "night"])
+def test_code_is_readable_in_light_and_night_mode(page: Any, rendered: dict[str, Any], night: bool) -> None:
+    desktop(page, rendered["sides"]["value-two-steps"], typing("8"), night=night)
+    code = page.locator(".qg-code pre.highlight").first
+    background = _luminance(code.evaluate("e => getComputedStyle(e).backgroundColor"))
+    name = _luminance(code.locator(".n").first.evaluate("e => getComputedStyle(e).color"))
+    text = _luminance(page.locator(".qg-prompt").evaluate("e => getComputedStyle(e).color"))
+    page_bg = _luminance(page.locator("body").evaluate("e => getComputedStyle(e).backgroundColor"))
+    if night:
+        assert background < 0.2 and name > 0.6 and text > 0.6 and page_bg < 0.2
+    else:
+        assert background > 0.8 and name < 0.4 and text < 0.4 and page_bg > 0.8
