@@ -7,6 +7,7 @@ answer survives in a global), AnkiDroid and AnkiMobile load a new page (it survi
 from __future__ import annotations
 
 import colorsys
+import html
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,3 +222,23 @@ def test_code_is_readable_in_light_and_night_mode(page: Any, rendered: dict[str,
         assert background < 0.2 and name > 0.6 and text > 0.6 and page_bg < 0.2
     else:
         assert background > 0.8 and name < 0.4 and text < 0.4 and page_bg > 0.8
+
+
+def test_the_answer_shown_on_the_back_is_accepted_when_typed(page: Any, rendered: dict[str, Any]) -> None:
+    """The computed answer as the back displays it, and every accepted order, pass the card's own judge."""
+    page.pages["reviewer.html"] = REVIEWER % ""
+    page.goto(f"{ORIGIN}/reviewer.html")
+    tried = 0
+    for card_id, (question, answer) in sorted(rendered["sides"].items()):
+        if 'class="qg-input"' not in question:
+            continue
+        shown = re.findall(r'<div class="qg-answer[^"]*">(.*?)</div>', answer) or re.findall(
+            r"<li>([A-Z ]+)</li>", answer
+        )
+        for typed in shown:
+            page.evaluate("html => showSide(html)", question)
+            page.locator(".qg-input").fill(html.unescape(typed))
+            page.evaluate("html => showSide(html)", answer)
+            assert page.locator(".qg-result").get_attribute("data-ok") == "true", (card_id, typed)
+            tried += 1
+    assert tried >= 9

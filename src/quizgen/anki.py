@@ -239,7 +239,7 @@ def _messages(changes: lock.Changes, lock_path: Path | None) -> list[str]:
             f"{len(changes.removed)} removed",
         ]
         if changes.notetypes:
-            what.append(f"note types updated: {', '.join(changes.notetypes)}")
+            what.append(f"note types changed: {', '.join(changes.notetypes)}")
         out.append(f"updated {lock_path} ({', '.join(what)}): commit it with the cards")
     if changes.removed:
         out.append(
