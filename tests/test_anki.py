@@ -321,6 +321,22 @@ def test_a_failed_write_leaves_the_previous_decks_and_lock(
     assert [p.name for p in (root / "build").iterdir() if p.name.startswith(".anki")] == []
 
 
+def test_a_read_only_cards_folder_still_builds_and_says_the_lock_is_stale(
+    anki_build: pipeline.Report, tmp_path: Path, pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_project(anki_build, tmp_path / "project")
+    lock_before = (root / "cards" / lock.LOCK_NAME).read_bytes()
+    edit(root, "Put one training step in order.", "Put a training step in order.")
+    refuse_writes(root / "cards", monkeypatch)
+    try:
+        report = build(root, pool=pool)
+    finally:
+        (root / "cards").chmod(0o755)
+    assert (root / "cards" / lock.LOCK_NAME).read_bytes() == lock_before
+    assert any("quizgen.lock: cannot write" in n and "new times each build" in n for n in report.notes)
+    assert len(apkgs(report)) == 2
+
+
 def refuse_writes(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make `folder` refuse new files: read-only, or for root (who ignores that) a refusing tempfile."""
     if os.geteuid() != 0:
