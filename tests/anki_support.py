@@ -105,3 +105,44 @@ def copy_project(report: pipeline.Report, dest: Path) -> Path:
 
 def build(root: Path, **kw: object) -> pipeline.Report:
     return pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", **kw))  # type: ignore[arg-type]
+
+
+# Every text a card author or a snippet controls, trying to run script in the learner's Anki.
+HOSTILE_DECK = """\
+deck: "Hostile <script>window.__pwned = 'deck'</script>"
+description: "<img src=x onerror=\\"window.__pwned = 'description'\\">"
+setup: |
+  import torch
+cards:
+  - id: hostile-value
+    kind: value
+    ask: "<script>window.__pwned = 'ask'</script> What is `s`? [click](javascript:window.__pwned='link')"
+    code: |
+      s = "</script><script>window.__pwned = 'answer'</script>"
+    answer_expr: s
+    explain: "<img src=x onerror=\\"window.__pwned = 'explain'\\">"
+  - id: hostile-myth
+    kind: myth
+    claim: "<svg onload=\\"window.__pwned = 'claim'\\"></svg> printing HTML runs it"
+    verdict: false
+    proof: |
+      out = "<img src=x onerror=\\"window.__pwned = 'output'\\">"
+      print(out)
+      assert out.startswith("<img")
+  - id: hostile-order
+    kind: order
+    ask: "Order <b onmouseover=\\"window.__pwned = 'order'\\">these</b>."
+    setup: |
+      xs = []
+    lines:
+      - xs.append("<img src=x onerror=\\"window.__pwned = 'line'\\">")
+      - xs.append("</script>")
+    check: |
+      assert xs[1] == "</script>"
+  - id: hostile-basic
+    kind: basic
+    front: "<iframe src=\\"javascript:window.__pwned = 'front'\\"></iframe>"
+    back: "<style>body { display: none }</style>"
+    code: |
+      print("<script>window.__pwned = 'basic-output'</script>")
+"""

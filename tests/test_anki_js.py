@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import colorsys
 import html
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +17,10 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
+from quizgen.execute import Pool
 
-from .anki_support import collection, import_all
+from .anki_support import HOSTILE_DECK, build, collection, import_all
+from .conftest import write_project
 
 ORIGIN = "http://anki.test"
 
@@ -40,6 +43,13 @@ async function showSide(html) {
   }
 }
 </script></body></html>"""
+
+# What only hostile card text could have put in a card: handlers, frames, images, styles, script links.
+PLANTED = """() => Array.from(document.querySelectorAll("#qa *")).filter((e) =>
+  Array.from(e.attributes).some((a) => a.name.startsWith("on") || /^\\s*javascript:/i.test(a.value))
+  || ["iframe", "img", "svg", "object", "embed"].includes(e.tagName.toLowerCase())
+  || (e.tagName === "STYLE" && !e.textContent.startsWith("/* quizgen note types"))
+).map((e) => e.outerHTML.slice(0, 80))"""
 
 PAGE = '<!doctype html><html><head><meta charset="utf-8"></head><body class="card card1 %s">%s</body></html>'
 
@@ -86,7 +96,8 @@ def page(context: Any, rendered: dict[str, Any]) -> Iterator[Any]:
             route.fulfill(
                 status=200, content_type="text/javascript", body=(rendered["media"] / name).read_bytes()
             )
-        else:
+        else:  # nothing else may be fetched: an <img src=x> from card text would land here
+            outside.append(url)
             route.fulfill(status=404, body="")
 
     page.route("**/*", serve)
@@ -242,3 +253,26 @@ def test_the_answer_shown_on_the_back_is_accepted_when_typed(page: Any, rendered
             assert page.locator(".qg-result").get_attribute("data-ok") == "true", (card_id, typed)
             tried += 1
     assert tried >= 9
+
+
+def test_text_and_output_from_cards_never_run_as_script(
+    page: Any, tmp_path: Path, pool: Pool, rendered: dict[str, Any]
+) -> None:
+    report = build(write_project(tmp_path, {"hostile.yaml": HOSTILE_DECK}), pool=pool)
+    page.pages["reviewer.html"] = REVIEWER % ""
+    page.goto(f"{ORIGIN}/reviewer.html")
+    with collection(tmp_path / "anki") as col:
+        import_all(col, report)
+        assert os.listdir(col.media.dir()) == os.listdir(rendered["media"]), "the media the page serves"
+        for cid in col.find_cards("deck:Hostile*"):
+            card = col.get_card(cid)
+            page.evaluate("html => showSide(html)", card.question())
+            if page.locator(".qg-input").count():
+                page.locator(".qg-input").fill("</script><img src=x onerror=\"window.__pwned = 'typed'\">")
+            if page.locator(".qg-choice").count():
+                page.locator(".qg-choice").first.click()
+            page.evaluate("html => showSide(html)", card.answer())
+            planted = page.evaluate(PLANTED)
+            assert planted == [], (card.note()["Id"], planted)
+            assert page.evaluate("window.__pwned") is None, card.note()["Id"]
+            assert page.locator("#qa script:not([src])").count() == 0
