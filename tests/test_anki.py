@@ -408,3 +408,17 @@ def test_build_command_writes_the_decks_and_the_lock(
     again = runner.invoke(cli, ["build"])
     assert again.exit_code == 0, again.output
     assert "quizgen.lock" not in again.output
+
+
+def test_source_date_epoch_stamps_new_and_changed_notes(
+    anki_build: pipeline.Report, tmp_path: Path, pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = copy_project(anki_build, tmp_path / "project")
+    (root / "cards" / lock.LOCK_NAME).unlink()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    build(root, pool=pool)
+    entries = lock.read(root / "cards" / lock.LOCK_NAME).cards
+    assert {(e.added, e.mod) for e in entries.values()} == {(1700000000, 1700000000)}
+    edit(root, "Put one training step in order.", "Put a training step in order.")
+    build(root, pool=pool)
+    assert lock.read(root / "cards" / lock.LOCK_NAME).cards["order-train-step"].mod == 1700000001
