@@ -92,16 +92,38 @@ def check(**kw: Any) -> None:
 
 @cli.command()
 @common_options
-def build(**kw: Any) -> None:
+@click.option("--watch", is_flag=True, help="Keep running; rebuild when a card file or template changes.")
+def build(watch: bool, **kw: Any) -> None:
     """Check every card, then write the outputs into the output folder."""
     from quizgen import pipeline
 
+    if watch:
+        from quizgen.serve import watch_forever
+
+        watch_forever(_options(**kw), click.echo)
+        return
     report = pipeline.build(_options(**kw))
     click.echo(_summary(report))
     for note in report.notes:
         click.echo(note)
     for path in report.written:
         click.echo(f"wrote {path}")
+
+
+@cli.command()
+@common_options
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port on 127.0.0.1 (0 picks a free one).",
+)
+def serve(port: int, **kw: Any) -> None:
+    """Build, serve OUT/quiz on http://127.0.0.1:PORT/ and rebuild when cards or templates change."""
+    from quizgen.serve import serve as serve_quiz
+
+    serve_quiz(_options(**kw), port=port, echo=click.echo)
 
 
 @cli.command()

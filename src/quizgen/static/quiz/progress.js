@@ -93,7 +93,7 @@
       return empty();
     }
     if (read.dropped) {
-      this.note(plural(read.dropped, "saved card") + " could not be read and start afresh.");
+      this.note("Saved progress for " + plural(read.dropped, "card") + " could not be read and was reset.");
       this.write(read.progress);
     }
     return read.progress;
@@ -138,19 +138,31 @@
   /* The stored progress as the text of an export file. */
   Store.prototype.exportText = function () { return JSON.stringify(this.load(), null, 1) + "\n"; };
 
-  /* Merge an exported file: its cards replace the stored ones with the same id. Returns {ok, message, ids}. */
+  /* Merge an exported file: its cards replace the stored ones with the same id.
+   * Returns {ok, ids, dropped, problem}; `describe` words it for the learner. */
   Store.prototype.importText = function (text) {
     var read = parse(text);
-    if (!read.progress) return { ok: false, message: "Nothing was imported: the file could not be used because " + read.problem + ".", ids: [] };
+    if (!read.progress) return { ok: false, ids: [], dropped: 0, problem: "the file could not be used because " + read.problem };
     var progress = this.load(), ids = Object.keys(read.progress.cards);
     ids.forEach(function (id) { progress.cards[id] = read.progress.cards[id]; });
     Object.keys(read.progress.quizzes).forEach(function (slug) { progress.quizzes[slug] = read.progress.quizzes[slug]; });
-    if (!this.write(progress)) return { ok: false, message: "Nothing was imported: progress could not be saved.", ids: [] };
-    var skipped = read.dropped ? " " + plural(read.dropped, "entry", "entries") + " in the file could not be read." : "";
-    return { ok: true, message: "Imported progress for " + plural(ids.length, "card") + "." + skipped, ids: ids };
+    if (!this.write(progress)) return { ok: false, ids: [], dropped: 0, problem: "progress could not be saved" };
+    return { ok: true, ids: ids, dropped: read.dropped, problem: null };
   };
 
-  var api = { Store: Store, parse: parse, empty: empty, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION };
+  /* An import's outcome in words; `here` counts the imported cards the page shows, when it has cards. */
+  function describe(outcome, here) {
+    if (!outcome.ok) return "Nothing was imported: " + outcome.problem + ".";
+    var message = "Imported progress for " + plural(outcome.ids.length, "card");
+    if (here !== undefined) message += " (" + here + " in this deck)";
+    message += ".";
+    if (outcome.dropped) message += " " + plural(outcome.dropped, "entry", "entries") + " in the file could not be read.";
+    return message;
+  }
+
+  var api = {
+    Store: Store, parse: parse, describe: describe, empty: empty, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION
+  };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   root.QuizgenProgress = api;
 })(typeof window !== "undefined" ? window : this);

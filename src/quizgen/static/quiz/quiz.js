@@ -78,7 +78,7 @@
       var reader = new FileReader();
       reader.onload = function () {
         var outcome = store.importText(String(reader.result));
-        notice(onImport(outcome) || outcome.message);
+        notice(onImport(outcome));
         flushNotices();
         input.value = "";
       };
@@ -135,7 +135,10 @@
       });
       flushNotices();
     }
-    initProgressPanel(function () { refresh(); });
+    initProgressPanel(function (outcome) {
+      refresh();
+      return P.describe(outcome);
+    });
     refresh();
   }
 
@@ -255,6 +258,7 @@
 
     function finishQuiz() {
       hideEverything();
+      session.card = null;
       var results = session.quiz.results;
       var right = results.filter(function (r) { return r.ok; }).length;
       var score = "You got " + right + " of " + results.length + " right.";
@@ -301,6 +305,8 @@
 
     function caughtUp(progress, t, focus) {
       hideEverything();
+      session.card = null;
+      session.answered = false;
       var next = null;
       cards.forEach(function (card) {
         var s = progress.cards[card.id];
@@ -411,10 +417,16 @@
       });
     }
 
-    function refocus(el) {
+    /* Move `li` in the DOM and put focus on `focus`; a moved element loses focus, which must not drop it. */
+    function relocate(li, focus, change) {
       moving = true;
-      el.focus();
-      moving = false;
+      try {
+        change();
+        updateOrder(cardOf(li));
+        focus.focus();
+      } finally {
+        moving = false;
+      }
     }
 
     /* Back to its first place among the unused lines, so that list keeps its order. */
@@ -432,12 +444,11 @@
       var card = cardOf(li);
       if (card.el.classList.contains("answered")) return;
       var l = lists(card), fromBlock = li.parentNode === l.block;
-      var stay = li.nextElementSibling || li.previousElementSibling;
+      var target = li.nextElementSibling || li.previousElementSibling || li;
       if (picked === li) drop(li, true);
-      if (fromBlock) returnToPool(li, l.pool); else l.block.appendChild(li);
-      updateOrder(card);
-      var target = stay || li;
-      refocus(focusSelector === ".toggle" ? $(".toggle", target) : target);
+      relocate(li, focusSelector === ".toggle" ? $(".toggle", target) : target, function () {
+        if (fromBlock) returnToPool(li, l.pool); else l.block.appendChild(li);
+      });
       announce((fromBlock ? "Removed " : "Added ") + code(li) + ", now " + where(li) + ".");
     }
 
@@ -457,28 +468,27 @@
     }
 
     function cancel(li) {
-      origin.list.insertBefore(li, origin.before && origin.before.parentNode === origin.list ? origin.before : null);
-      updateOrder(cardOf(li));
-      refocus(li);
+      relocate(li, li, function () {
+        origin.list.insertBefore(li, origin.before && origin.before.parentNode === origin.list ? origin.before : null);
+      });
       drop(li);
     }
 
     /* Move a picked line one place; the block and the unused lines form one sequence to move through. */
     function move(li, direction) {
       var card = cardOf(li), l = lists(card), list = li.parentNode;
-      if (direction < 0) {
-        var previous = li.previousElementSibling;
-        if (previous) list.insertBefore(li, previous);
-        else if (list === l.pool) l.block.appendChild(li);
-        else return announce(code(li) + " is already first in your block.");
-      } else {
-        var next = li.nextElementSibling;
-        if (next) list.insertBefore(li, next.nextElementSibling);
-        else if (list === l.block) l.pool.insertBefore(li, l.pool.firstElementChild);
-        else return announce(code(li) + " is already last in the unused lines.");
-      }
-      updateOrder(card);
-      refocus(li);
+      var previous = li.previousElementSibling, next = li.nextElementSibling;
+      if (direction < 0 && !previous && list === l.block) return announce(code(li) + " is already first in your block.");
+      if (direction > 0 && !next && list === l.pool) return announce(code(li) + " is already last in the unused lines.");
+      relocate(li, li, function () {
+        if (direction < 0) {
+          if (previous) list.insertBefore(li, previous); else l.block.appendChild(li);
+        } else if (next) {
+          list.insertBefore(li, next.nextElementSibling);
+        } else {
+          l.pool.insertBefore(li, l.pool.firstElementChild);
+        }
+      });
       announce(code(li) + " moved " + where(li) + ".");
     }
 
@@ -617,16 +627,16 @@
     });
 
     initProgressPanel(function (outcome) {
-      if (!outcome.ok) return outcome.message;
-      var here = outcome.ids.filter(function (id) { return byId[id]; }).length;
-      if (session.mode === "review" && (!session.card || !session.answered)) nextReview(false);
-      return outcome.message + " " + plural(here, "of them is", "of them are") + " in this deck.";
+      // A review in progress keeps its card; otherwise the queue is worked out again from what came in.
+      if (outcome.ok && session.mode === "review" && !session.answered) nextReview(false);
+      return P.describe(outcome, outcome.ids.filter(function (id) { return byId[id]; }).length);
     });
 
     setMode(window.location.hash === "#review" ? "review" : "quiz", false);
   }
 
   followColorScheme();
+  store.load(); // check what is stored now, so a corrupt value is reported whichever mode the page opens in
   if (data.page === "deck") initDeck(); else initIndex();
   flushNotices();
 })();

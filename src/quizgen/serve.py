@@ -1,0 +1,144 @@
+"""`quizgen build --watch` and `quizgen serve`: rebuild when cards or templates change; serve on localhost."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from quizgen import pipeline
+from quizgen.errors import QuizgenError, UsageError
+from quizgen.execute import Pool
+from quizgen.loader import card_files
+
+Echo = Callable[[str], None]
+POLL_SECONDS = 0.5
+
+
+def templates_dir(options: pipeline.Options) -> Path:
+    return options.cards_dir.parent / "templates"
+
+
+def snapshot(options: pipeline.Options) -> dict[Path, tuple[int, int]]:
+    """(mtime, size) of every card file and template: what a rebuild depends on.
+
+    Only card files count under cards/, so files a build writes there (the Anki lock) never trigger one.
+    """
+    try:
+        files = card_files(options.cards_dir)
+    except UsageError:
+        files = []  # the folder is gone for now; the rebuild will say so
+    templates = templates_dir(options)
+    if templates.is_dir():
+        files += [p for p in templates.rglob("*") if p.is_file()]
+    seen = {}
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # deleted while we looked
+        seen[path] = (stat.st_mtime_ns, stat.st_size)
+    return seen
+
+
+def rebuild(options: pipeline.Options, echo: Echo) -> pipeline.Report | None:
+    """One build; a mistake in the cards or templates is reported and the previous outputs stay."""
+    try:
+        report = pipeline.build(options)
+    except QuizgenError as exc:
+        echo(exc.format_message())
+        echo("build failed; the previous outputs are unchanged")
+        return None
+    echo(
+        f"built {report.cards} cards in {len(report.decks)} decks "
+        f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
+    )
+    return report
+
+
+def watch(
+    options: pipeline.Options, echo: Echo, stop: threading.Event, interval: float = POLL_SECONDS
+) -> None:
+    """Build now, then again after every change, until `stop` is set."""
+    seen = snapshot(options)
+    rebuild(options, echo)
+    while not stop.wait(interval):
+        now = snapshot(options)
+        if now == seen:
+            continue
+        # Editors often write a file in steps: wait for it to settle before building.
+        time.sleep(min(interval, 0.2))
+        seen = snapshot(options)
+        echo("change detected, rebuilding")
+        rebuild(options, echo)
+
+
+@contextmanager
+def _warm(options: pipeline.Options) -> Iterator[pipeline.Options]:
+    """Options with a worker pool kept across rebuilds, so an edited snippet does not wait for torch again."""
+    if options.pool is not None:
+        yield options
+        return
+    with Pool(max(1, options.jobs), options.memory) as pool:
+        yield replace(options, pool=pool)
+
+
+def watch_forever(options: pipeline.Options, echo: Echo) -> None:
+    """`quizgen build --watch`: rebuild on change until Ctrl-C."""
+    echo(f"watching {options.cards_dir} and {templates_dir(options)} (Ctrl-C to stop)")
+    with _warm(options) as warm:
+        try:
+            watch(warm, echo, threading.Event())
+        except KeyboardInterrupt:
+            echo("stopped")
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """Static files with caching off, so a reload after a rebuild shows the new pages; quiet logs."""
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def make_server(site: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
+    """An HTTP server for `site`; the folder is looked up per request, so a rebuild's swap is picked up."""
+    handler = functools.partial(_Handler, directory=str(site))
+    try:
+        return ThreadingHTTPServer((host, port), handler)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot serve on {host}:{port}: {exc.strerror or exc}; try another --port"
+        ) from None
+
+
+def serve(
+    options: pipeline.Options,
+    port: int = 8000,
+    echo: Echo = print,
+    stop: threading.Event | None = None,
+    host: str = "127.0.0.1",
+) -> None:
+    """`quizgen serve`: serve build/quiz on localhost and rebuild it on change until Ctrl-C or `stop`."""
+    server = make_server(options.out_dir / "quiz", host, port)
+    thread = threading.Thread(target=server.serve_forever, name="quizgen-serve", daemon=True)
+    thread.start()
+    url = f"http://{host}:{server.server_port}/"
+    try:
+        with _warm(options) as warm:
+            echo(f"serving {options.out_dir / 'quiz'} at {url} (Ctrl-C to stop)")
+            watch(warm, echo, stop or threading.Event())
+    except KeyboardInterrupt:
+        echo("stopped")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,233 @@
+"""Helpers for the HTML quiz tests: one shared build of the sample deck plus a hostile deck, pages opened
+in Chromium with every request recorded, the order-puzzle keyboard moves, and axe-core."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.execute import Pool
+
+from .conftest import SAMPLE_DECK, write_project
+
+HOSTILE_DECK = """\
+deck: "Hostile <script>window.__pwned = 'deck'</script>"
+description: "<img src=x onerror=\\"window.__pwned = 'description'\\"> [a](javascript:window.__pwned=1)"
+setup: |
+  import torch
+cards:
+  - id: hostile-value
+    kind: value
+    ask: "<script>window.__pwned = 'ask'</script> What is `s`? [click](javascript:window.__pwned='ask-link')"
+    code: |
+      s = "</script><script>window.__pwned = 'answer'</script>"
+    answer_expr: s
+    answer: "</script><script>window.__pwned = 'answer'</script>"
+    explain: "<img src=x onerror=\\"window.__pwned = 'explain'\\"> <a href=\\"javascript:alert(1)\\">a</a>"
+  - id: hostile-myth
+    kind: myth
+    claim: "<svg onload=\\"window.__pwned = 'claim'\\"></svg> printing HTML runs it"
+    verdict: false
+    proof: |
+      out = "<img src=x onerror=\\"window.__pwned = 'output'\\">"
+      print(out)
+      assert out.startswith("<img")
+  - id: hostile-order
+    kind: order
+    ask: "Order these <b onmouseover=\\"window.__pwned = 'order'\\">lines</b>."
+    setup: |
+      xs = []
+    lines:
+      - xs.append("<img src=x onerror=\\"window.__pwned = 'line'\\">")
+      - xs.append("</script>")
+    distractors:
+      - xs.append("<script>window.__pwned = 'distractor'</script>")
+    check: |
+      assert xs == ["<img src=x onerror=\\"window.__pwned = 'line'\\">", "</script>"]
+  - id: hostile-basic
+    kind: basic
+    front: "<iframe src=\\"javascript:window.__pwned = 'front'\\"></iframe>"
+    back: "<style>body { display: none }</style>[x](javascript:window.__pwned='back')"
+    code: |
+      print("<script>window.__pwned = 'basic-output'</script>")
+"""
+
+SAMPLE_PAGE = "decks/sample-gradients.html"
+HOSTILE_PAGE = "decks/hostile-script-window-pwned-deck-script.html"
+SAMPLE_IDS = [
+    "value-two-steps",
+    "value-grad-none",
+    "value-shape",
+    "value-raises",
+    "myth-zero-grad-zeros",
+    "order-train-step",
+    "basic-why-accumulate",
+]
+AXE_VERSION = "4"
+
+_built: dict[str, pipeline.Report] = {}
+
+
+def quiz_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    """The sample and hostile decks built once per session (`report.root` is the project folder)."""
+    if "report" not in _built:
+        files = {"sample.yaml": SAMPLE_DECK, "hostile.yaml": HOSTILE_DECK}
+        root = write_project(tmp_path_factory.mktemp("quiz"), files)
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool)
+        report = pipeline.build(options)
+        report.root = root  # type: ignore[attr-defined]
+        _built["report"] = report
+    return _built["report"]
+
+
+def copy_project(report: pipeline.Report, to: Path) -> Path:
+    """A copy of the built project, result cache included, so rebuilding it executes nothing."""
+    shutil.copytree(report.root, to)  # type: ignore[attr-defined]
+    return to
+
+
+@dataclass
+class Tab:
+    """A page in its own browser context, with every request it made."""
+
+    page: Any
+    requests: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def outside(self, allowed: tuple[str, ...] = ("file://",)) -> list[str]:
+        """Requests that went anywhere but the allowed origins (blob: and data: never leave the page)."""
+        return [u for u in self.requests if not u.startswith((*allowed, "blob:", "data:"))]
+
+
+def open_tab(browser: Any, url: str, width: int = 1000, dark: bool = False, **context: Any) -> Tab:
+    ctx = browser.new_context(
+        viewport={"width": width, "height": 900},
+        color_scheme="dark" if dark else "light",
+        accept_downloads=True,
+        **context,
+    )
+    tab = Tab(ctx.new_page())
+    tab.page.on("request", lambda r: tab.requests.append(r.url))
+    tab.page.on("pageerror", lambda e: tab.errors.append(str(e)))
+
+    def dismiss(dialog: Any) -> None:
+        tab.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    tab.page.on("dialog", dismiss)
+    if url:
+        tab.page.goto(url)
+    return tab
+
+
+def close_tab(tab: Tab) -> None:
+    tab.page.context.close()
+
+
+def site_url(report: pipeline.Report, page: str = "index.html") -> str:
+    return (report.root / "build" / "quiz" / page).as_uri()  # type: ignore[attr-defined]
+
+
+# -- order puzzles by keyboard -------------------------------------------------------------------
+
+
+def focused_line(page: Any) -> str | None:
+    """The code of the order line that has focus (None when focus is elsewhere)."""
+    result: str | None = page.evaluate(
+        "() => { const a = document.activeElement;"
+        " return a && a.classList.contains('line') ? a.querySelector('.line-code').textContent : null; }"
+    )
+    return result
+
+
+def line_sequence(page: Any, card: str) -> list[str]:
+    """Codes of a puzzle's lines as the arrow keys walk them: your block first, then the unused lines."""
+    codes: list[str] = page.eval_on_selector_all(
+        f"#card-{card} .block .line-code, #card-{card} .pool .line-code", "els => els.map(e => e.textContent)"
+    )
+    return codes
+
+
+def arrow_to(page: Any, card: str, code: str) -> None:
+    """Move keyboard focus to the line `code` with the arrow keys only."""
+    for _ in range(20):
+        here = focused_line(page)
+        if here == code:
+            return
+        sequence = line_sequence(page, card)
+        assert here is not None, "focus is not on a line"
+        page.keyboard.press("ArrowDown" if sequence.index(code) > sequence.index(here) else "ArrowUp")
+    raise AssertionError(f"could not reach {code!r}")
+
+
+def block_codes(page: Any, card: str) -> list[str]:
+    codes: list[str] = page.eval_on_selector_all(
+        f"#card-{card} .block .line-code", "els => els.map(e => e.textContent)"
+    )
+    return codes
+
+
+# -- accessibility and layout --------------------------------------------------------------------
+
+
+def axe_source() -> str:
+    """axe-core from npm, installed once into a cache folder (it is a test tool, never shipped)."""
+    cache = Path(os.environ.get("QUIZGEN_TEST_CACHE", Path.home() / ".cache" / "quizgen-tests"))
+    script = cache / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _missing("npm (to install axe-core)")
+        cache.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"axe-core@{AXE_VERSION}"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0 or not script.exists():
+            _missing(f"axe-core (npm install failed: {done.stderr.strip()[-300:]})")
+    return script.read_text(encoding="utf-8")
+
+
+def _missing(what: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is required in CI")
+    pytest.skip(f"{what} is not available")
+
+
+def axe_violations(page: Any, axe: str) -> list[str]:
+    """axe-core's violations on the page as it is now, one line each."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(content=axe)
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in result["violations"]
+    ]
+
+
+def overflowing(page: Any) -> list[str]:
+    """Elements that stick out of the viewport sideways, and the page's own sideways scroll."""
+    found: list[str] = page.evaluate(
+        """() => {
+          const out = [], root = document.documentElement, width = root.clientWidth;
+          if (root.scrollWidth > width) out.push(`page scrollWidth ${root.scrollWidth} > ${width}`);
+          for (const el of document.body.querySelectorAll('*')) {
+            if (el.closest('.visually-hidden, [hidden]')) continue;
+            const box = el.getBoundingClientRect();
+            if (box.width && (box.right > width + 0.5 || box.left < -0.5))
+              out.push(`${el.tagName.toLowerCase()}.${el.className} spans ${box.left}..${box.right}`);
+          }
+          return out;
+        }"""
+    )
+    return found

@@ -1,0 +1,147 @@
+"""build/quiz/ as files: self-contained pages, escaped card text, overridable templates, same bytes twice."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from quizgen import pipeline, quiz
+from quizgen.errors import QuizgenError
+from quizgen.execute import Pool
+
+from .quiz_support import HOSTILE_PAGE, SAMPLE_IDS, SAMPLE_PAGE, quiz_build
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    return quiz_build(tmp_path_factory, pool)
+
+
+def site(report: pipeline.Report) -> Path:
+    return report.root / "build" / "quiz"  # type: ignore[attr-defined]
+
+
+def embedded(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="quiz-data">(.*?)</script>', html, re.S)
+    assert match, "no embedded data"
+    data: dict = json.loads(match.group(1))
+    return data
+
+
+def test_build_writes_an_index_a_page_per_deck_and_the_assets(built: pipeline.Report) -> None:
+    root = site(built)
+    assert root in built.written
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert files == sorted(
+        [
+            "index.html",
+            SAMPLE_PAGE,
+            HOSTILE_PAGE,
+            *(f"assets/{name}" for name in quiz.ASSETS),
+        ]
+    )
+    index = (root / "index.html").read_text()
+    assert 'href="decks/sample-gradients.html"' in index
+    data = embedded((root / SAMPLE_PAGE).read_text())
+    assert [c["id"] for c in data["cards"]] == SAMPLE_IDS
+    order = next(c for c in data["cards"] if c["kind"] == "order")
+    assert order["judge"]["orders"] == [[0, 1, 2, 3], [1, 0, 2, 3], [1, 2, 3, 0]]
+
+
+def test_pages_ask_the_network_for_nothing(built: pipeline.Report) -> None:
+    for page in site(built).rglob("*.html"):
+        html = page.read_text()
+        urls = re.findall(r'(?:src|href)="([^"]*)"', html)
+        assert urls, page
+        for url in urls:
+            assert not re.match(r"^(?:[a-z]+:|//)", url), f"{page.name}: {url}"
+        assert "fetch(" not in html and "@import" not in html
+    for asset in (site(built) / "assets").iterdir():
+        text = asset.read_text()
+        assert not re.search(r"https?://|fetch\(|XMLHttpRequest|@import|url\(", text), asset.name
+
+
+def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline.Report) -> None:
+    html = (site(built) / HOSTILE_PAGE).read_text()
+    # Our five scripts (four assets and the data) are the only ones; no card text became markup.
+    assert len(re.findall(r"<script\b", html)) == 5
+    assert not re.search(r"<(img|svg|iframe|style|b)\b", html)
+    assert "javascript:" not in "".join(re.findall(r'href="([^"]*)"', html))
+    data = embedded(html)  # parses: a </script> in an answer could not close the data block
+    value = next(c for c in data["cards"] if c["id"] == "hostile-value")
+    assert value["judge"]["answer"]["value"] == "</script><script>window.__pwned = 'answer'</script>"
+    assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in html
+
+
+def test_the_same_cards_build_the_same_bytes(built: pipeline.Report, tmp_path: Path) -> None:
+    quiz.write_quiz(built.decks, tmp_path / "a")
+    quiz.write_quiz(built.decks, tmp_path / "b")
+    a, b = tmp_path / "a" / "quiz", tmp_path / "b" / "quiz"
+    names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_a_project_template_extends_the_default(built: pipeline.Report, tmp_path: Path) -> None:
+    templates = tmp_path / "templates" / "quiz"
+    templates.mkdir(parents=True)
+    (templates / "deck.html").write_text(
+        '{% extends "default:quiz/deck.html" %}\n'
+        "{% block title %}Course: {{ deck.name }}{% endblock %}\n"
+        '{% block footer %}<p class="course">{{ deck.cards|length }} cards, {{ site_title }}</p>'
+        "{{ super() }}{% endblock %}\n"
+    )
+    quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
+    assert "<title>Course: Sample::Gradients</title>" in page
+    assert '<p class="course">7 cards, Quizzes</p>' in page
+    assert "Built by quizgen" in page  # super() kept the default footer
+    assert 'id="card-order-train-step"' in page  # everything else is the default
+    index = (tmp_path / "build" / "quiz" / "index.html").read_text()
+    assert "Course:" not in index
+
+
+def test_a_project_template_replaces_one_card_kind(built: pipeline.Report, tmp_path: Path) -> None:
+    kinds = tmp_path / "templates" / "quiz" / "kinds"
+    kinds.mkdir(parents=True)
+    (kinds / "myth.html").write_text(
+        '{% import "default:quiz/kinds/myth.html" as base %}\n'
+        '{% macro ask(card) %}<p class="mine">Fact or myth?</p>{{ base.ask(card) }}{% endmacro %}\n'
+        "{% macro answer(card) %}{{ base.answer(card) }}{% endmacro %}\n"
+        "{% macro proof(card) %}{{ base.proof(card) }}{% endmacro %}\n"
+    )
+    quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
+    assert page.count('<p class="mine">Fact or myth?</p>') == 1
+
+
+def test_a_broken_template_is_reported_with_its_line_and_keeps_the_old_quiz(
+    built: pipeline.Report, tmp_path: Path
+) -> None:
+    quiz.write_quiz(built.decks, tmp_path / "build")
+    templates = tmp_path / "templates" / "quiz"
+    templates.mkdir(parents=True)
+    (templates / "index.html").write_text(
+        '{% extends "default:quiz/index.html" %}\n{% block main %}\n{% endblok %}'
+    )
+    with pytest.raises(QuizgenError, match=r"index\.html:3: .*endblok"):
+        quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    (templates / "index.html").write_text(
+        '{% extends "default:quiz/index.html" %}\n{% block main %}\n{{ nope }}{% endblock %}'
+    )
+    with pytest.raises(QuizgenError, match=r"index\.html:3: 'nope' is undefined"):
+        quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    assert (tmp_path / "build" / "quiz" / SAMPLE_PAGE).exists()
+    assert not [p for p in (tmp_path / "build").iterdir() if p.name.startswith(".")]
+
+
+def test_deck_slugs_are_unique_and_safe() -> None:
+    taken: set[str] = set()
+    assert quiz.slugify("Sample::Gradients", taken) == "sample-gradients"
+    assert quiz.slugify("sample gradients", taken) == "sample-gradients-2"
+    assert quiz.slugify("../../etc", taken) == "etc"
+    assert quiz.slugify("<>", taken) == "deck"

@@ -1,0 +1,251 @@
+"""Review mode and progress in Chromium from file://: FSRS schedules (checked against the fsrs package),
+due dates shown, progress kept across reloads, export and import, corrupt storage reset with a message."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.execute import Pool
+
+from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, quiz_build, site_url
+
+fsrs = pytest.importorskip("fsrs")
+
+T0 = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+KEY = "quizgen.progress"
+
+
+def ms(when: datetime) -> int:
+    return (when - EPOCH) // timedelta(milliseconds=1)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    return quiz_build(tmp_path_factory, pool)
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Tab]:
+    t = open_tab(browser, "")
+    t.page.clock.set_fixed_time(T0)
+    yield t
+    assert t.errors == []
+    assert t.outside() == []
+    close_tab(t)
+
+
+def stored(page: Any) -> dict[str, Any]:
+    text = page.evaluate(f"localStorage.getItem('{KEY}')")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def reference(reviews: list[tuple[int, datetime]]) -> Any:
+    """The fsrs package's card after these (rating, time) reviews of a new card, fuzzing off."""
+    scheduler = fsrs.Scheduler(enable_fuzzing=False)
+    card = fsrs.Card(card_id=1, due=reviews[0][1])
+    for rating, when in reviews:
+        card, _ = scheduler.review_card(card, fsrs.Rating(rating), when)
+    return card
+
+
+def assert_same(js: dict[str, Any], py: Any) -> None:
+    assert js["state"] == int(py.state)
+    assert js["step"] == py.step
+    assert js["due"] == ms(py.due)
+    assert js["last_review"] == ms(py.last_review)
+    assert js["stability"] == pytest.approx(py.stability, rel=1e-12)
+    assert js["difficulty"] == pytest.approx(py.difficulty, rel=1e-12)
+
+
+def answer(page: Any, card: str, text: str) -> None:
+    page.fill(f"#answer-{card}", text)
+    page.press(f"#answer-{card}", "Enter")
+    page.wait_for_selector("#rating", state="visible")
+
+
+def progress_file(path: Path, cards: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"format": "quizgen-progress", "version": 1, "cards": cards, "quizzes": {}}))
+    return path
+
+
+def review_entry(due: datetime) -> dict[str, Any]:
+    last = ms(due - timedelta(days=5))
+    return {
+        "state": 2,
+        "step": None,
+        "stability": 5.0,
+        "difficulty": 5.0,
+        "due": ms(due),
+        "last_review": last,
+    }
+
+
+def test_review_schedules_with_fsrs_shows_due_dates_and_survives_reloads(
+    tab: Tab, built: pipeline.Report
+) -> None:
+    page = tab.page
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+    assert page.inner_text("#status").startswith("Review: 0 due, 7 new.")
+
+    answer(page, "value-two-steps", "8")
+    easy_days = reference([(4, T0)]).due - T0
+    intervals = page.eval_on_selector_all("#rating .interval", "els => els.map(e => e.textContent)")
+    assert intervals == ["1 min", "6 min", "10 min", f"{easy_days.days} d"]
+    assert page.evaluate("document.activeElement.dataset.rating") == "3"  # right: Good is suggested
+    page.keyboard.press("4")
+    assert_same(stored(page)["cards"]["value-two-steps"], reference([(4, T0)]))
+    assert f"next due in {easy_days.days} days" in page.inner_text("#scheduled")
+
+    # The next new card, answered wrong: Again has focus, Enter takes it.
+    answer(page, "value-grad-none", "0")
+    assert page.evaluate("document.activeElement.dataset.rating") == "1"
+    page.keyboard.press("Enter")
+    assert_same(stored(page)["cards"]["value-grad-none"], reference([(1, T0)]))
+    assert "next due in 1 minute" in page.inner_text("#scheduled")
+    # A learning step due within 20 minutes comes back in this session, before new cards.
+    assert page.is_visible("#card-value-grad-none")
+    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")
+
+    page.reload()
+    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")
+    assert sorted(stored(page)["cards"]) == ["value-grad-none", "value-two-steps"]
+
+    later = T0 + timedelta(days=9)
+    page.clock.set_fixed_time(later)
+    page.reload()
+    assert page.inner_text("#status").startswith("Review: 2 due, 5 new.")
+    assert page.is_visible("#card-value-grad-none")  # the one due first
+    answer(page, "value-grad-none", "None")
+    page.keyboard.press("3")
+    assert page.is_visible("#card-value-two-steps")
+    answer(page, "value-two-steps", "8.0")
+    page.keyboard.press("3")
+    cards = stored(page)["cards"]
+    assert_same(cards["value-grad-none"], reference([(1, T0), (3, later)]))
+    assert_same(cards["value-two-steps"], reference([(4, T0), (3, later)]))
+    assert cards["value-two-steps"]["reps"] == 2
+    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")  # grad-none's next step
+
+    page.goto(site_url(built))
+    assert page.inner_text("[data-due-for='sample-gradients']") == "0 due, 5 new"
+
+
+def test_space_reveals_and_digits_rate(tab: Tab, built: pipeline.Report, tmp_path: Path) -> None:
+    page = tab.page
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+    later = {
+        cid: review_entry(T0 + timedelta(days=30)) for cid in SAMPLE_IDS if cid != "basic-why-accumulate"
+    }
+    page.set_input_files("#import-progress", progress_file(tmp_path / "p.json", later))
+    page.wait_for_selector("#card-basic-why-accumulate", state="visible")
+    page.focus("#title-basic-why-accumulate")
+    page.keyboard.press("Space")
+    page.wait_for_selector("#card-basic-why-accumulate .result", state="visible")
+    focused = page.evaluate(
+        "() => { const s = getComputedStyle(document.activeElement);"
+        " return [document.activeElement.dataset.rating, s.outlineStyle, parseFloat(s.outlineWidth)]; }"
+    )
+    assert focused[0] == "3" and focused[1] != "none" and focused[2] >= 2  # visible focus on Good
+    page.keyboard.press("2")
+    assert_same(stored(page)["cards"]["basic-why-accumulate"], reference([(2, T0)]))
+
+
+def test_import_export_and_caught_up(tab: Tab, built: pipeline.Report, tmp_path: Path) -> None:
+    page = tab.page
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+    cards = {cid: review_entry(T0 + timedelta(days=3)) for cid in SAMPLE_IDS}
+    cards["a-removed-card"] = review_entry(T0 + timedelta(days=1))
+    cards["a-broken-card"] = {"state": 9}
+    page.set_input_files("#import-progress", progress_file(tmp_path / "progress.json", cards))
+    notice = page.locator("#notices .notice").last
+    notice.wait_for()
+    assert notice.inner_text().startswith(
+        "Imported progress for 8 cards (7 in this deck). 1 entry in the file could not be read."
+    )
+    page.wait_for_selector("#caught-up", state="visible")
+    assert page.inner_text("#next-due").startswith(
+        "The next card is due in 3 days, on "
+    )  # not the removed one
+
+    with page.expect_download() as download:
+        page.click("#export-progress")
+    exported = json.loads(Path(download.value.path()).read_text())
+    assert exported["format"] == "quizgen-progress" and exported["version"] == 1
+    assert sorted(exported["cards"]) == sorted([*SAMPLE_IDS, "a-removed-card"])  # kept, though ignored here
+    assert exported["cards"]["value-shape"]["due"] == ms(T0 + timedelta(days=3))
+
+    # A fresh browser takes the exported file and has the same schedule.
+    other = open_tab(page.context.browser, site_url(built))
+    try:
+        other.page.clock.set_fixed_time(T0)
+        other.page.reload()
+        assert other.page.inner_text("[data-due-for='sample-gradients']") == "0 due, 7 new"
+        other.page.set_input_files("#import-progress", download.value.path())
+        other.page.locator("#notices .notice").wait_for()
+        assert other.page.inner_text("[data-due-for='sample-gradients']") == "0 due, 0 new"
+        assert stored(other.page)["cards"] == exported["cards"]
+    finally:
+        close_tab(other)
+
+    (tmp_path / "bad.json").write_text("this is not json")
+    page.set_input_files("#import-progress", tmp_path / "bad.json")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#notices .notice')]"
+        ".some(n => n.textContent.includes('not valid JSON'))"
+    )
+    assert sorted(stored(page)["cards"]) == sorted([*SAMPLE_IDS, "a-removed-card"])
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("{broken", "it is not valid JSON"),
+        ('{"format": "someone-else", "cards": []}', "it is not quizgen progress"),
+        ('{"format": "quizgen-progress", "version": 99, "cards": {}}', "schema version 99"),
+        ('"just a string"', "it is not quizgen progress"),
+    ],
+)
+def test_corrupt_or_foreign_progress_resets_with_a_message(
+    tab: Tab, built: pipeline.Report, value: str, says: str
+) -> None:
+    page = tab.page
+    page.goto(site_url(built, SAMPLE_PAGE))
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [KEY, value])
+    page.reload()
+    notice = page.inner_text("#notices")
+    assert "Saved progress could not be read" in notice and says in notice
+    assert page.evaluate("localStorage.getItem('quizgen.progress.unreadable')") == value
+    assert page.inner_text("#status") == "Quiz: card 1 of 7, 0 right so far."
+    page.click("[data-mode='review']")
+    answer(page, "value-two-steps", "8")
+    page.keyboard.press("3")
+    assert list(stored(page)["cards"]) == ["value-two-steps"]
+    page.reload()
+    assert page.inner_text("#notices") == ""
+
+
+def test_unreadable_cards_are_reset_and_the_rest_kept(tab: Tab, built: pipeline.Report) -> None:
+    page = tab.page
+    page.goto(site_url(built, SAMPLE_PAGE))
+    good = review_entry(T0 + timedelta(days=2))
+    value = {
+        "format": "quizgen-progress",
+        "version": 1,
+        "cards": {"value-shape": good, "value-raises": {"state": 2, "due": "soon"}},
+        "quizzes": {},
+    }
+    page.evaluate("([key, value]) => localStorage.setItem(key, value)", [KEY, json.dumps(value)])
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")  # only the hash changes: no new document yet
+    page.reload()
+    assert "Saved progress for 1 card could not be read and was reset." in page.inner_text("#notices")
+    assert stored(page)["cards"] == {"value-shape": {**good, "reps": 0, "lapses": 0}}
+    assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
