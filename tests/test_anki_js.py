@@ -19,8 +19,9 @@ import pytest
 from quizgen import pipeline
 from quizgen.execute import Pool
 
-from .anki_support import HOSTILE_DECK, build, collection, import_all
+from .anki_support import build, collection, import_all
 from .conftest import write_project
+from .quiz_support import HOSTILE_DECK  # the quiz's hostile deck: the same attacks on Anki cards
 
 ORIGIN = "http://anki.test"
 
