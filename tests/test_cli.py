@@ -114,3 +114,12 @@ def test_unwritable_output_is_a_clear_error(runner: CliRunner, project: Callable
     result = runner.invoke(cli, args)
     assert result.exit_code == 1, result.output
     assert "cannot write" in result.output and "Traceback" not in result.output
+
+
+def test_outputs_are_readable_by_others(sample_build: object) -> None:
+    import stat
+
+    root = sample_build.root  # type: ignore[attr-defined]
+    for path in [root / "build" / "cards.json", root / "build" / "anki", root / "build" / "quiz"]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o044 == 0o044, (path, oct(mode))

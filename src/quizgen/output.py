@@ -18,12 +18,19 @@ from quizgen.model import VerifiedDeck
 FORMAT_VERSION = 1
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_file(path: Path) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it replaces `path` only if the block succeeds."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it private; an output is an ordinary file
         os.close(fd)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
@@ -43,6 +50,7 @@ def atomic_dir(path: Path) -> Iterator[Path]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+        tmp.chmod(0o777 & ~_umask())  # a web server must be able to read a published folder
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     old = path.parent / f".{path.name}.old"
