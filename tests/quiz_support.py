@@ -54,7 +54,7 @@ cards:
   - id: hostile-basic
     kind: basic
     front: "<iframe src=\\"javascript:window.__pwned = 'front'\\"></iframe>"
-    back: "<style>body { display: none }</style>[x](javascript:window.__pwned='back')"
+    back: "<style>body { display: none }</style>[x](javascript:window.__pwned='back') ![](https://example.com/t.png)"
     code: |
       print("<script>window.__pwned = 'basic-output'</script>")
 """
@@ -101,10 +101,15 @@ class Tab:
     requests: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # stopped by the page's Content-Security-Policy
 
     def outside(self, allowed: tuple[str, ...] = ("file://",)) -> list[str]:
-        """Requests that went anywhere but the allowed origins (blob: and data: never leave the page)."""
-        return [u for u in self.requests if not u.startswith((*allowed, "blob:", "data:"))]
+        """Requests that left for anywhere but the allowed origins (blob: and data: never leave the page)."""
+        return [
+            u
+            for u in self.requests
+            if not u.startswith((*allowed, "blob:", "data:")) and u not in self.refused
+        ]
 
 
 def open_tab(browser: Any, url: str, width: int = 1000, dark: bool = False, **context: Any) -> Tab:
@@ -116,6 +121,7 @@ def open_tab(browser: Any, url: str, width: int = 1000, dark: bool = False, **co
     )
     tab = Tab(ctx.new_page())
     tab.page.on("request", lambda r: tab.requests.append(r.url))
+    tab.page.on("requestfailed", lambda r: r.failure == "csp" and tab.refused.append(r.url))
     tab.page.on("pageerror", lambda e: tab.errors.append(str(e)))
 
     def dismiss(dialog: Any) -> None:
@@ -185,7 +191,7 @@ def axe_source() -> str:
     if not script.exists():
         npm = shutil.which("npm")
         if npm is None:
-            _missing("npm (to install axe-core)")
+            missing("npm (to install axe-core)")
         cache.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"axe-core@{AXE_VERSION}"],
@@ -194,11 +200,12 @@ def axe_source() -> str:
             timeout=300,
         )
         if done.returncode != 0 or not script.exists():
-            _missing(f"axe-core (npm install failed: {done.stderr.strip()[-300:]})")
+            missing(f"axe-core (npm install failed: {done.stderr.strip()[-300:]})")
     return script.read_text(encoding="utf-8")
 
 
-def _missing(what: str) -> None:
+def missing(what: str) -> None:
+    """Skip a test for a tool that is not installed here; in CI, fail instead."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"{what} is required in CI")
     pytest.skip(f"{what} is not available")
@@ -207,7 +214,8 @@ def _missing(what: str) -> None:
 def axe_violations(page: Any, axe: str) -> list[str]:
     """axe-core's violations on the page as it is now, one line each."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(content=axe)
+        # Evaluated through DevTools, not as a <script>: the page's CSP rightly refuses inline scripts.
+        page.evaluate(f"(() => {{ {axe}\n}}).call(window)")
     result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from .quiz_support import missing
+
 fsrs = pytest.importorskip("fsrs")
 
 FSRS_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "quiz" / "fsrs.js"
@@ -100,7 +102,8 @@ def _python(sequences: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 def node() -> str:
     path = shutil.which("node")
     if path is None:
-        pytest.skip("node is not installed")
+        missing("node")
+    assert path is not None
     return path
 
 

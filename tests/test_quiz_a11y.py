@@ -128,17 +128,26 @@ def test_a_hostile_deck_runs_nothing(browser: Any, built: pipeline.Report) -> No
         counts = page.evaluate(
             """() => ({
               scripts: document.scripts.length,
-              markup: document.querySelectorAll('main img, main svg, main iframe, main style, main b').length,
+              markup: document.querySelectorAll('main svg, main iframe, main style, main b').length,
+              images: [...document.querySelectorAll('main img')].map(i => [i.src, i.naturalWidth]),
               jsLinks: [...document.querySelectorAll('a')].filter(a => a.protocol === 'javascript:').length,
               handlers: [...document.querySelectorAll('main *')].filter(
                 el => [...el.attributes].some(a => a.name.startsWith('on'))).length,
               pwned: typeof window.__pwned,
             })"""
         )
-        assert counts == {"scripts": 5, "markup": 0, "jsLinks": 0, "handlers": 0, "pwned": "undefined"}
+        assert counts == {
+            "scripts": 5,
+            "markup": 0,
+            "images": [["https://example.com/t.png", 0]],  # a card's remote image, refused by the CSP
+            "jsLinks": 0,
+            "handlers": 0,
+            "pwned": "undefined",
+        }
         assert tab.dialogs == []
         assert tab.errors == []
         assert tab.outside() == []
+        assert tab.refused == ["https://example.com/t.png"]
     finally:
         close_tab(tab)
 

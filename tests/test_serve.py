@@ -167,6 +167,11 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
         page.fill("#answer-value-two-steps", "8")
         page.press("#answer-value-two-steps", "Enter")
         assert page.inner_text("#card-value-two-steps .outcome") == "Right"
+        page.click(".modes [data-mode='review']")
+        page.fill("#answer-value-two-steps", "8")
+        page.press("#answer-value-two-steps", "Enter")
+        page.keyboard.press("1")
+        assert page.inner_text("#status").startswith("Review: 1 due, 6 new.")
 
         cards = root / "cards" / "sample.yaml"
         cards.write_text(cards.read_text().replace("What is `w.grad` after", "What does `w.grad` hold after"))
@@ -174,6 +179,9 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
         assert seen("change detected") == 1
         page.reload()
         assert "What does w.grad hold after the second?" in page.inner_text("#card-value-two-steps .prompt")
+        # The rebuilt page still has the learner's progress (it is keyed by card id, not by build).
+        assert page.inner_text("#status").startswith("Review: 1 due, 6 new.")
+        assert page.is_visible("#card-value-two-steps")
         assert tab.outside((base,)) == []
         assert [u for u in tab.requests if u.startswith(base)]
     finally:
