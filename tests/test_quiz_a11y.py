@@ -137,7 +137,7 @@ def test_a_hostile_deck_runs_nothing(browser: Any, built: pipeline.Report) -> No
             })"""
         )
         assert counts == {
-            "scripts": 5,
+            "scripts": 6,
             "markup": 0,
             "images": [["https://example.com/t.png", 0]],  # a card's remote image, refused by the CSP
             "jsLinks": 0,

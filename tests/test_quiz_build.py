@@ -67,8 +67,8 @@ def test_pages_ask_the_network_for_nothing(built: pipeline.Report) -> None:
 
 def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline.Report) -> None:
     html = (site(built) / HOSTILE_PAGE).read_text()
-    # Our five scripts (four assets and the data) are the only ones; no card text became markup.
-    assert len(re.findall(r"<script\b", html)) == 5
+    # Our six scripts (five assets and the data) are the only ones; no card text became markup.
+    assert len(re.findall(r"<script\b", html)) == 6
     assert not re.search(r"<(svg|iframe|style|b)\b", html)
     # The one image is a Markdown image, which the page's Content-Security-Policy keeps from loading.
     assert re.findall(r"<img\b[^>]*>", html) == ['<img src="https://example.com/t.png" alt="" />']

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from quizgen import pipeline
 from quizgen.execute import Pool
@@ -132,7 +133,7 @@ def test_every_kind_answered_right(tab: Tab, built: pipeline.Report) -> None:
     assert page.inner_text("#score") == "You got 7 of 7 right."
     assert page.locator("#missed li").count() == 0
     page.click("text=All decks")
-    assert "last quiz 7 of 7 right" in page.inner_text("[data-due-for='sample-gradients']")
+    expect(page.locator("[data-due-for='sample-gradients']")).to_contain_text("last quiz 7 of 7 right")
 
 
 def test_every_kind_answered_wrong(tab: Tab) -> None:
@@ -219,11 +220,11 @@ def test_order_by_keyboard_in_another_valid_order(tab: Tab) -> None:
     arrow_to(page, ORDER, ZERO)
     page.keyboard.press("Space")
     assert page.locator(f"#card-{ORDER} .line.picked").count() == 1
-    page.wait_for_function("document.getElementById('announcer').textContent.startsWith('Picked up')")
+    expect(page.locator("#announcer")).to_contain_text("Picked up")
     for _ in range(3):
         page.keyboard.press("ArrowDown")
     page.keyboard.press("Space")
-    page.wait_for_function("document.getElementById('announcer').textContent.includes('position 4 of 4')")
+    expect(page.locator("#announcer")).to_contain_text("position 4 of 4")
     assert block_codes(page, ORDER) == [LOSS, BACKWARD, STEP, ZERO]
     # Escape puts a picked-up line back where it was.
     page.keyboard.press("Space")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from quizgen import pipeline
 from quizgen.execute import Pool
@@ -198,10 +199,7 @@ def test_import_export_and_caught_up(tab: Tab, built: pipeline.Report, tmp_path:
 
     (tmp_path / "bad.json").write_text("this is not json")
     page.set_input_files("#import-progress", tmp_path / "bad.json")
-    page.wait_for_function(
-        "[...document.querySelectorAll('#notices .notice')]"
-        ".some(n => n.textContent.includes('not valid JSON'))"
-    )
+    expect(page.locator("#notices")).to_contain_text("could not be used because it is not valid JSON")
     assert sorted(stored(page)["cards"]) == sorted([*SAMPLE_IDS, "a-removed-card"])
 
 

@@ -29,6 +29,7 @@ ASSETS: dict[str, Path | None] = {
     "judge.js": STATIC / "judge.js",
     "fsrs.js": STATIC / "quiz" / "fsrs.js",
     "progress.js": STATIC / "quiz" / "progress.js",
+    "order.js": STATIC / "quiz" / "order.js",
     "quiz.js": STATIC / "quiz" / "quiz.js",
     "quiz.css": STATIC / "quiz" / "quiz.css",
     "highlight.css": None,

@@ -156,6 +156,7 @@
     var byId = {};
     cards.forEach(function (card) { byId[card.id] = card; });
     var session = { mode: null, card: null, answered: false, correct: null, quiz: null };
+    var puzzles = window.QuizgenOrder.attach(stage, announce);
 
     function cardOf(el) {
       var article = el.closest("article.card");
@@ -189,13 +190,7 @@
       } else if (card.kind === "basic") {
         $(".reveal", el).hidden = false;
       } else if (card.kind === "order") {
-        var pool = $(".pool", el);
-        $$(".line", el).sort(function (a, b) { return a.dataset.item - b.dataset.item; }).forEach(function (li) {
-          li.classList.remove("picked");
-          li.draggable = true;
-          pool.appendChild(li);
-        });
-        updateOrder(card);
+        puzzles.reset(el);
       }
     }
 
@@ -205,8 +200,7 @@
         .forEach(function (b) { b.disabled = true; });
       var input = $(".answer-input", card.el);
       if (input) input.readOnly = true;
-      $$(".line", card.el).forEach(function (li) { li.draggable = false; li.classList.remove("picked"); });
-      picked = null;
+      if (card.kind === "order") puzzles.lock(card.el);
     }
 
     /* The learner answered (or revealed a basic card): show the result, then what comes next. */
@@ -356,7 +350,7 @@
     }
 
     function checkOrder(card) {
-      var positions = $$(".block .line", card.el).map(function (li) { return Number(li.dataset.item); });
+      var positions = puzzles.positions(card.el);
       var verdict = J.judgeOrderItems(positions, card.judge);
       var needed = card.judge.orders.length ? card.judge.orders[0].length : 0;
       var reason = verdict.reason;
@@ -384,198 +378,9 @@
         finish(card, said === card.judge.verdict, "you said " + (said ? "true" : "false"));
       } else if (button.classList.contains("reveal")) {
         reveal(card);
-      } else if (button.classList.contains("toggle")) {
-        toggleLine(button.closest(".line"), ".toggle");
       } else if (button.classList.contains("check-order")) {
         checkOrder(card);
       }
-    });
-
-    /* ---- order puzzles: two lists, keyboard and drag and drop ---- */
-
-    var picked = null, origin = null, moving = false, dragged = null;
-
-    function lists(card) { return { block: $(".block", card.el), pool: $(".pool", card.el) }; }
-    function code(li) { return text($(".line-code", li)); }
-    function sequence(card) { return $$(".block .line, .pool .line", card.el); }
-
-    function where(li) {
-      var card = cardOf(li), l = lists(card);
-      if (li.parentNode === l.pool) return "in the unused lines";
-      var n = l.block.children.length;
-      return "at position " + (Array.prototype.indexOf.call(l.block.children, li) + 1) + " of " + n + " in your block";
-    }
-
-    function updateOrder(card) {
-      var l = lists(card);
-      [l.block, l.pool].forEach(function (list) {
-        var n = list.children.length;
-        $(".count", list.closest(".order-part")).textContent = n ? "(" + plural(n, "line") + ")" : "(empty)";
-      });
-      $$(".line", card.el).forEach(function (li) {
-        $(".toggle-text", li).textContent = li.parentNode === l.block ? "Remove" : "Add";
-      });
-    }
-
-    /* Move `li` in the DOM and put focus on `focus`; a moved element loses focus, which must not drop it. */
-    function relocate(li, focus, change) {
-      moving = true;
-      try {
-        change();
-        updateOrder(cardOf(li));
-        focus.focus();
-      } finally {
-        moving = false;
-      }
-    }
-
-    /* Back to its first place among the unused lines, so that list keeps its order. */
-    function returnToPool(li, pool) {
-      var k = Number(li.dataset.item), before = null;
-      $$(".line", pool).some(function (other) {
-        if (Number(other.dataset.item) > k) { before = other; return true; }
-        return false;
-      });
-      pool.insertBefore(li, before);
-    }
-
-    /* Add a line to the end of the block, or take it out; focus stays in the list it left. */
-    function toggleLine(li, focusSelector) {
-      var card = cardOf(li);
-      if (card.el.classList.contains("answered")) return;
-      var l = lists(card), fromBlock = li.parentNode === l.block;
-      var target = li.nextElementSibling || li.previousElementSibling || li;
-      if (picked === li) drop(li, true);
-      relocate(li, focusSelector === ".toggle" ? $(".toggle", target) : target, function () {
-        if (fromBlock) returnToPool(li, l.pool); else l.block.appendChild(li);
-      });
-      announce((fromBlock ? "Removed " : "Added ") + code(li) + ", now " + where(li) + ".");
-    }
-
-    function pick(li) {
-      if (picked && picked !== li) drop(picked, true);
-      picked = li;
-      origin = { list: li.parentNode, before: li.nextElementSibling };
-      li.classList.add("picked");
-      announce("Picked up " + code(li) + ", " + where(li) +
-        ". The up and down arrows move it, Space drops it, Escape puts it back.");
-    }
-
-    function drop(li, quietly) {
-      li.classList.remove("picked");
-      picked = null;
-      if (!quietly) announce("Dropped " + code(li) + " " + where(li) + ".");
-    }
-
-    function cancel(li) {
-      relocate(li, li, function () {
-        origin.list.insertBefore(li, origin.before && origin.before.parentNode === origin.list ? origin.before : null);
-      });
-      drop(li);
-    }
-
-    /* Move a picked line one place; the block and the unused lines form one sequence to move through. */
-    function move(li, direction) {
-      var card = cardOf(li), l = lists(card), list = li.parentNode;
-      var previous = li.previousElementSibling, next = li.nextElementSibling;
-      if (direction < 0 && !previous && list === l.block) return announce(code(li) + " is already first in your block.");
-      if (direction > 0 && !next && list === l.pool) return announce(code(li) + " is already last in the unused lines.");
-      relocate(li, li, function () {
-        if (direction < 0) {
-          if (previous) list.insertBefore(li, previous); else l.block.appendChild(li);
-        } else if (next) {
-          list.insertBefore(li, next.nextElementSibling);
-        } else {
-          l.pool.insertBefore(li, l.pool.firstElementChild);
-        }
-      });
-      announce(code(li) + " moved " + where(li) + ".");
-    }
-
-    stage.addEventListener("keydown", function (e) {
-      var li = e.target.classList && e.target.classList.contains("line") ? e.target : null;
-      if (!li || e.altKey || e.ctrlKey || e.metaKey) return;
-      var card = cardOf(li);
-      if (card.el.classList.contains("answered")) return;
-      var all = sequence(card), at = all.indexOf(li);
-      switch (e.key) {
-        case " ":
-        case "Spacebar":
-          if (picked === li) drop(li); else pick(li);
-          break;
-        case "Enter":
-          if (picked === li) drop(li); else toggleLine(li, ".line");
-          break;
-        case "ArrowUp":
-        case "ArrowDown":
-          var direction = e.key === "ArrowUp" ? -1 : 1;
-          if (picked === li) move(li, direction);
-          else if (all[at + direction]) all[at + direction].focus();
-          break;
-        case "Home":
-          if (picked !== li) all[0].focus();
-          break;
-        case "End":
-          if (picked !== li) all[all.length - 1].focus();
-          break;
-        case "Escape":
-          if (picked !== li) return;
-          cancel(li);
-          break;
-        default:
-          return;
-      }
-      e.preventDefault();
-    });
-
-    stage.addEventListener("focusout", function (e) {
-      if (picked && e.target === picked && !moving) drop(picked, true);
-    });
-
-    function orderPartAt(target) {
-      var part = target.closest && target.closest(".order-part");
-      return part ? $(".lines", part) : null;
-    }
-
-    stage.addEventListener("dragstart", function (e) {
-      var li = e.target.closest && e.target.closest(".line");
-      if (!li || cardOf(li).el.classList.contains("answered")) return;
-      dragged = li;
-      li.classList.add("dragging");
-      e.dataTransfer.effectAllowed = "move";
-      e.dataTransfer.setData("text/plain", li.dataset.item);
-    });
-
-    stage.addEventListener("dragend", function () {
-      if (dragged) dragged.classList.remove("dragging");
-      dragged = null;
-      $$(".drop-target", stage).forEach(function (el) { el.classList.remove("drop-target"); });
-    });
-
-    stage.addEventListener("dragover", function (e) {
-      var list = orderPartAt(e.target);
-      if (!dragged || !list || cardOf(list) !== cardOf(dragged)) return;
-      e.preventDefault();
-      e.dataTransfer.dropEffect = "move";
-      $$(".drop-target", stage).forEach(function (el) { if (el !== list) el.classList.remove("drop-target"); });
-      list.classList.add("drop-target");
-    });
-
-    stage.addEventListener("drop", function (e) {
-      var list = orderPartAt(e.target);
-      if (!dragged || !list || cardOf(list) !== cardOf(dragged)) return;
-      e.preventDefault();
-      var li = dragged, before = null;
-      $$(".line", list).some(function (other) {
-        if (other === li) return false;
-        var box = other.getBoundingClientRect();
-        if (e.clientY < box.top + box.height / 2) { before = other; return true; }
-        return false;
-      });
-      list.insertBefore(li, before);
-      list.classList.remove("drop-target");
-      updateOrder(cardOf(li));
-      announce(code(li) + " dropped " + where(li) + ".");
     });
 
     /* ---- controls, keys, modes ---- */
