@@ -152,3 +152,14 @@ def test_random_review_sequences_agree(node: str, seed: int) -> None:
             reviews += 1
     assert reviews > 10_000
     print(f"{len(sequences)} sequences, {int(reviews)} reviews, worst relative difference {worst:.3g}")
+
+
+def test_rounding_is_pythons(node: str) -> None:
+    """Intervals are rounded like Python's round(): halves to the even neighbour, not up."""
+    values = [0.5, 1.5, 2.5, 3.5, 2.4999999999999996, 2.5000000000000004, 7.0, 10.49, 123456.5, 0.0]
+    script = (
+        f"const F = require({json.dumps(str(FSRS_JS))});"
+        f"process.stdout.write(JSON.stringify({json.dumps(values)}.map(F.pyRound)))"
+    )
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True, timeout=30)
+    assert json.loads(done.stdout) == [round(v) for v in values]

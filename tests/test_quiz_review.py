@@ -247,3 +247,17 @@ def test_unreadable_cards_are_reset_and_the_rest_kept(tab: Tab, built: pipeline.
     assert "Saved progress for 1 card could not be read and was reset." in page.inner_text("#notices")
     assert stored(page)["cards"] == {"value-shape": {**good, "reps": 0, "lapses": 0}}
     assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
+
+
+def test_without_storage_the_quiz_still_works_and_says_so(tab: Tab, built: pipeline.Report) -> None:
+    page = tab.page
+    page.add_init_script(
+        "Object.defineProperty(window, 'localStorage',"
+        " {get() { throw new DOMException('no', 'SecurityError'); }})"
+    )
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+    assert "does not let the quiz save progress" in page.inner_text("#notices")
+    answer(page, "value-two-steps", "8")
+    page.keyboard.press("4")
+    assert "next due in" in page.inner_text("#scheduled")  # scheduled in memory for this visit
+    assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
