@@ -54,10 +54,16 @@ cards:
   - id: hostile-basic
     kind: basic
     front: "<iframe src=\\"javascript:window.__pwned = 'front'\\"></iframe>"
-    back: "<style>body { display: none }</style>[x](javascript:window.__pwned='back') ![](https://example.com/t.png)"
+    back: "<style>body { display: none }</style>[x](javascript:window.__pwned='back')"
     code: |
       print("<script>window.__pwned = 'basic-output'</script>")
 """
+
+# A remote image in card Markdown: the quiz's Content-Security-Policy must keep it from loading.
+REMOTE_IMAGE = "https://example.com/t.png"
+QUIZ_HOSTILE_DECK = HOSTILE_DECK.replace(
+    "[x](javascript:window.__pwned='back')", f"[x](javascript:window.__pwned='back') ![]({REMOTE_IMAGE})"
+)
 
 SAMPLE_PAGE = "decks/sample-gradients.html"
 HOSTILE_PAGE = "decks/hostile-script-window-pwned-deck-script.html"
@@ -78,7 +84,7 @@ _built: dict[str, pipeline.Report] = {}
 def quiz_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
     """The sample and hostile decks built once per session (`report.root` is the project folder)."""
     if "report" not in _built:
-        files = {"sample.yaml": SAMPLE_DECK, "hostile.yaml": HOSTILE_DECK}
+        files = {"sample.yaml": SAMPLE_DECK, "hostile.yaml": QUIZ_HOSTILE_DECK}
         root = write_project(tmp_path_factory.mktemp("quiz"), files)
         options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool)
         report = pipeline.build(options)

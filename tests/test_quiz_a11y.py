@@ -13,6 +13,7 @@ from quizgen.execute import Pool
 
 from .quiz_support import (
     HOSTILE_PAGE,
+    REMOTE_IMAGE,
     SAMPLE_PAGE,
     axe_source,
     axe_violations,
@@ -139,7 +140,7 @@ def test_a_hostile_deck_runs_nothing(browser: Any, built: pipeline.Report) -> No
         assert counts == {
             "scripts": 6,
             "markup": 0,
-            "images": [["https://example.com/t.png", 0]],  # a card's remote image, refused by the CSP
+            "images": [[REMOTE_IMAGE, 0]],  # a card's remote image, refused by the CSP
             "jsLinks": 0,
             "handlers": 0,
             "pwned": "undefined",
@@ -147,7 +148,7 @@ def test_a_hostile_deck_runs_nothing(browser: Any, built: pipeline.Report) -> No
         assert tab.dialogs == []
         assert tab.errors == []
         assert tab.outside() == []
-        assert tab.refused == ["https://example.com/t.png"]
+        assert tab.refused == [REMOTE_IMAGE]
     finally:
         close_tab(tab)
 
