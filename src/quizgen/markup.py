@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 from functools import cache
+from typing import Any
 
 from markdown_it import MarkdownIt
 from pygments import highlight as _pygments_highlight
@@ -33,12 +34,26 @@ def _fence(code: str, info: str, _attrs: str) -> str:
     return highlight(code, (info or "python").split()[0])
 
 
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)
+
+
+def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """A remote image becomes a link: decks and quizzes never load anything from the network."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if _REMOTE.match(src) and not src.lower().startswith("data:"):
+        alt = self.renderInlineAsText(token.children or [], options, env) or src
+        return f'<a href="{html.escape(src)}">{html.escape(alt)}</a>'
+    return str(self.image(tokens, idx, options, env))
+
+
 @cache
 def _md() -> MarkdownIt:
     # "commonmark" with html=False: a <script> in card text is shown as text, never parsed as HTML.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _fence})
     md.enable("table")
     md.enable("strikethrough")
+    md.add_render_rule("image", _image)
     return md
 
 
