@@ -25,10 +25,12 @@ build: $(VENV)/.runtime
 check: $(VENV)/.runtime
 	$(BIN)/quizgen check
 
-# The browser tests drive Debian's Chromium; Playwright's own browser download cannot work here.
+# The browser tests drive Debian's Chromium (Playwright's own browser download cannot work here);
+# node runs the FSRS agreement test and npm brings axe-core into a test cache (never shipped).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@command -v chromium >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
+		&& command -v npm >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm; }
 
 test: $(VENV)/.test browser
 	$(BIN)/ruff check src tests bench
