@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +10,8 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition, ImportResponse
 
 from quizgen import pipeline
+
+from .conftest import copy_project  # noqa: F401 - re-exported for the tests
 
 # A sub-deck whose text and code hold what could break Anki's templates or trigger its media handling.
 TRICKY_DECK = """\
@@ -94,13 +95,6 @@ def note_of(col: Collection, card_id: str) -> int:
     """The id of the note holding a quizgen card, found by its Id field."""
     (nid,) = col.find_notes(f"Id:{card_id}")
     return int(nid)
-
-
-def copy_project(report: pipeline.Report, dest: Path) -> Path:
-    """A copy of a built project (cards, lock, build and cache), to change without touching the original."""
-    root: Path = report.root  # type: ignore[attr-defined]
-    shutil.copytree(root, dest)
-    return dest
 
 
 def build(root: Path, **kw: object) -> pipeline.Report:

@@ -173,6 +173,13 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeli
     return report
 
 
+def copy_project(report: pipeline.Report, dest: Path) -> Path:
+    """A copy of a built project (cards, lock, build and cache), to change without touching the original."""
+    root: Path = report.root  # type: ignore[attr-defined]
+    shutil.copytree(root, dest)
+    return dest
+
+
 def _missing(what: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{what} is required in CI")

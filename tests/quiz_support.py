@@ -15,7 +15,11 @@ import pytest
 from quizgen import pipeline
 from quizgen.execute import Pool
 
-from .conftest import SAMPLE_DECK, write_project
+from .conftest import (
+    SAMPLE_DECK,
+    copy_project,  # noqa: F401 - re-exported for the tests
+    write_project,
+)
 
 HOSTILE_DECK = """\
 deck: "Hostile <script>window.__pwned = 'deck'</script>"
@@ -91,12 +95,6 @@ def quiz_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline
         report.root = root  # type: ignore[attr-defined]
         _built["report"] = report
     return _built["report"]
-
-
-def copy_project(report: pipeline.Report, to: Path) -> Path:
-    """A copy of the built project, result cache included, so rebuilding it executes nothing."""
-    shutil.copytree(report.root, to)  # type: ignore[attr-defined]
-    return to
 
 
 @dataclass
