@@ -325,12 +325,13 @@ def test_one_worker_runs_jobs_in_isolation_and_is_replaced_when_it_dies(
   code: |
     torch.set_default_dtype(torch.float64)
     torch.set_grad_enabled(False)
+    torch.use_deterministic_algorithms(True)
     leaked = 1
 - id: sees-defaults
   kind: value
   ask: q
   code: x = torch.zeros(1, requires_grad=True) * 2
-  answer_expr: (str(x.dtype), x.requires_grad, "leaked" in globals())
+  answer_expr: (str(x.dtype), x.requires_grad, torch.are_deterministic_algorithms_enabled(), "leaked" in globals())
 - id: kills-its-worker
   kind: basic
   front: f
@@ -354,6 +355,6 @@ def test_one_worker_runs_jobs_in_isolation_and_is_replaced_when_it_dies(
     answers = {vc.card.id: vc.answer for vc in report.decks[0].cards}
     assert answers["sees-defaults"] == {
         "type": "repr",
-        "value": "('torch.float32', True, False)",
-        "display": "('torch.float32', True, False)",
+        "value": "('torch.float32', True, False, False)",
+        "display": "('torch.float32', True, False, False)",
     }

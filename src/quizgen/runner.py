@@ -70,7 +70,8 @@ def reset_state() -> None:
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
     torch.autograd.set_detect_anomaly(False)
-    torch.use_deterministic_algorithms(False)
+    if torch.are_deterministic_algorithms_enabled():  # the setter alone imports for 1.5 s
+        torch.use_deterministic_algorithms(False)
     torch.set_printoptions(profile="default", sci_mode=None)
     if hasattr(torch, "set_default_device"):
         torch.set_default_device(None)
