@@ -330,8 +330,10 @@ def test_one_worker_runs_jobs_in_isolation_and_is_replaced_when_it_dies(
 - id: sees-defaults
   kind: value
   ask: q
-  code: x = torch.zeros(1, requires_grad=True) * 2
-  answer_expr: (str(x.dtype), x.requires_grad, torch.are_deterministic_algorithms_enabled(), "leaked" in globals())
+  code: |
+    x = torch.zeros(1, requires_grad=True) * 2
+    strict = torch.are_deterministic_algorithms_enabled()
+  answer_expr: (str(x.dtype), x.requires_grad, strict, "leaked" in globals())
 - id: kills-its-worker
   kind: basic
   front: f
