@@ -171,3 +171,14 @@ def test_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match="no card files"):
         load_project(tmp_path / "empty")
+
+
+def test_a_card_without_id_or_kind_is_reported_once_each(project: Callable[..., Path]) -> None:
+    root = project({"a.yaml": "deck: A\ncards:\n  - kind: basic\n    front: f\n    back: b\n  - front: f\n"})
+    errors = errors_of(root)
+    path = root / "cards" / "a.yaml"
+    assert errors == [
+        f"{path}:3:5: missing required field 'id'",
+        f"{path}:6:5: missing required field 'id'",
+        f"{path}:6:5 -> kind: card has no 'kind' (one of value, myth, order, basic)",
+    ]

@@ -252,9 +252,7 @@ class _FileParser:
         raw = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
         card_id = raw["id"].value if isinstance(raw.get("id"), yaml.ScalarNode) else None
         before = len(self.problems)
-        if card_id is None:
-            self.error(self.loc(node), "card has no 'id'")
-        elif not _ID.match(str(card_id)):
+        if card_id is not None and not _ID.match(str(card_id)):
             self.error(
                 self.loc(raw["id"], str(card_id), "id"),
                 "an id is a slug of lowercase letters, digits and single dashes",
@@ -263,6 +261,8 @@ class _FileParser:
         kind = kind_node.value if isinstance(kind_node, yaml.ScalarNode) else None
         if kind not in KINDS:
             where = self.loc(kind_node or node, card_id, "kind")
+            if card_id is None:
+                self.error(self.loc(node), "missing required field 'id'")
             if kind is None:
                 self.error(where, f"card has no 'kind' (one of {', '.join(KINDS)})")
             else:

@@ -13,7 +13,7 @@ from quizgen import loader, verify
 from quizgen.cache import Cache, job_key
 from quizgen.errors import CardErrors, Problem
 from quizgen.execute import DEFAULT_MEMORY, DEFAULT_TIMEOUT, Pool, execute, job_for
-from quizgen.model import Deck, Outcome, VerifiedCard, VerifiedDeck
+from quizgen.model import Outcome, VerifiedCard, VerifiedDeck
 
 
 @dataclass
@@ -94,7 +94,7 @@ def check(options: Options) -> Report:
             )
         )
     if problems:
-        raise CardErrors(_in_source_order(problems, decks))
+        raise CardErrors(_in_source_order(problems))
     verified = [
         VerifiedDeck(deck, [VerifiedCard(c, outcomes.get(keys.get(c.id, ""))) for c in deck.cards])
         for deck in decks
@@ -107,7 +107,7 @@ def check(options: Options) -> Report:
     )
 
 
-def _in_source_order(problems: list[Problem], decks: list[Deck]) -> list[Problem]:
+def _in_source_order(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col))
 
 
