@@ -55,7 +55,7 @@ class WorkerCrashed(QuizgenError):
 
 
 class Pool:
-    """A `python -m quizgen.worker` process that forks one warm child per job.
+    """A `python -m quizgen.worker` process that imports torch once and forks warm workers from it.
 
     A pool can serve several runs one after another (watch mode, the test suite), so torch is
     imported once for all of them.

@@ -51,20 +51,20 @@ def check(options: Options) -> Report:
     keys: dict[str, str] = {}
     outcomes: dict[str, Outcome] = {}
     work: dict[str, dict] = {}
+    cards_by_key: dict[str, list] = {}  # cards with identical jobs share one execution
     for deck, card in loader.iter_cards(decks):
         job = job_for(deck, card)
         if job is None:
             continue
         key = keys[card.id] = job_key(job)
+        cards_by_key.setdefault(key, []).append(card)
+        if key in outcomes or key in work:
+            continue
         hit = cache.get(key)
         if hit is not None:
             outcomes[key] = hit
         else:
             work[key] = job
-    cards_by_key: dict[str, list] = {}
-    for _, card in loader.iter_cards(decks):
-        if card.id in keys:
-            cards_by_key.setdefault(keys[card.id], []).append(card)
 
     problems: list[Problem] = []
     for key, outcome in outcomes.items():

@@ -18,7 +18,7 @@ OUTPUT_LIMIT = 64 * 1024
 MAX_ELEMENTS = 10_000
 
 
-# -- inside a child -------------------------------------------------------------------------------
+# -- inside a worker ------------------------------------------------------------------------------
 
 
 class Capture:
@@ -110,10 +110,6 @@ def _format_exception(exc: BaseException, paths: set[str]) -> str:
     return "".join(lines).rstrip()
 
 
-def _exception_name(exc: BaseException) -> str:
-    return type(exc).__name__
-
-
 def _run(code: Any, ns: dict[str, Any], paths: set[str], what: str) -> None:
     try:
         exec(code, ns)
@@ -193,7 +189,7 @@ def _json_number(value: Any) -> Any:
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Run one job in this (child) process; the result is JSON-able."""
+    """Run one job in this worker process; the result is JSON-able."""
     paths = {s["path"] for s in snippets(job)}
     setups = [_compile(s) for s in job.get("setup", [])]
     if job["type"] == "order":
@@ -211,14 +207,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         except SnippetFailed:
             raise
         except BaseException as exc:
-            value = None
             result["value"] = {
                 "type": "exception",
-                "value": _exception_name(exc),
+                "value": type(exc).__name__,
                 "message": str(exc)[:1000],
                 "display": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:1000],
             }
-        if "value" not in result:
+        else:
             result["value"] = describe(value)
         return result
     try:
