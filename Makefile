@@ -27,10 +27,14 @@ check: $(VENV)/.runtime
 
 # The browser tests drive Debian's Chromium (Playwright's own browser download cannot work here);
 # node runs the FSRS agreement test and npm brings axe-core into a test cache (never shipped).
+# Only what is missing is installed: Debian's npm conflicts with a node that came from elsewhere.
 browser:
-	@command -v chromium >/dev/null 2>&1 && command -v node >/dev/null 2>&1 \
-		&& command -v npm >/dev/null 2>&1 || { apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium nodejs npm; }
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
 test: $(VENV)/.test browser
 	$(BIN)/ruff check src tests bench
