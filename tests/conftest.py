@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

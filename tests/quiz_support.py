@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .conftest import (
     SAMPLE_DECK,

@@ -16,11 +16,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import anki, anki_notetypes, anki_package, lock, pipeline
+from quizgen import pipeline
+from quizgen.cards.model import Deck
 from quizgen.cli import cli
 from quizgen.errors import CardErrors, OutputError
-from quizgen.execute import Pool
-from quizgen.model import Deck
+from quizgen.execution.pool import Pool
+from quizgen.render import anki
+from quizgen.render.anki import lock
+from quizgen.render.anki import notetypes as anki_notetypes
+from quizgen.render.anki import package as anki_package
 
 from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of
 from .conftest import SAMPLE_DECK, write_project

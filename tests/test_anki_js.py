@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .anki_support import build, collection, import_all
 from .conftest import write_project

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import anki_notetypes, lock, pipeline
+from quizgen import kinds, pipeline
 from quizgen.errors import QuizgenError
-from quizgen.execute import Pool
-from quizgen.model import KINDS
+from quizgen.execution.pool import Pool
+from quizgen.render.anki import lock
+from quizgen.render.anki import notetypes as anki_notetypes
 
 from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all
 
@@ -39,15 +40,15 @@ FROZEN_FIELDS = {
 
 
 def test_model_ids_are_frozen() -> None:
-    assert anki_notetypes.MODEL_IDS == FROZEN_IDS
+    assert {k.name: k.anki_model_id for k in kinds.all_kinds()} == FROZEN_IDS
 
 
 def test_field_lists_are_frozen() -> None:
-    assert {k: list(v) for k, v in anki_notetypes.FIELDS.items()} == FROZEN_FIELDS
+    assert {k.name: list(k.anki_fields) for k in kinds.all_kinds()} == FROZEN_FIELDS
 
 
 def test_the_built_note_types_have_the_frozen_fields() -> None:
-    for kind in KINDS:
+    for kind in kinds.names():
         model = anki_notetypes.model(kind, mod=1)
         assert model.model_id == FROZEN_IDS[kind]
         assert [f["name"] for f in model.fields] == FROZEN_FIELDS[kind]
@@ -55,7 +56,7 @@ def test_the_built_note_types_have_the_frozen_fields() -> None:
 
 def test_templates_use_only_their_own_fields_and_the_media_script() -> None:
     js, _ = anki_notetypes.media_js()
-    for kind in KINDS:
+    for kind in kinds.names():
         front, back = anki_notetypes.templates(kind)
         used = set(re.findall(r"\{\{[#/^]?([^}]+)\}\}", front + back)) - {"FrontSide"}
         assert used <= set(FROZEN_FIELDS[kind]), kind
@@ -72,9 +73,8 @@ def test_anki_skips_every_note_when_a_field_list_changes(
     """Why the fields are frozen: Anki imports the changed type as a new one and skips the notes."""
     root = copy_project(anki_build, tmp_path / "project")
     (root / "cards" / lock.LOCK_NAME).unlink()  # as if someone also thought to reset the lock
-    fields = dict(anki_notetypes.FIELDS)
-    fields["value"] = (*fields["value"], "Extra4")
-    monkeypatch.setattr(anki_notetypes, "FIELDS", fields)
+    value = kinds.get("value")
+    monkeypatch.setattr(value, "anki_fields", (*value.anki_fields, "Extra4"))
     changed = build(root, pool=pool)
     with collection(tmp_path / "anki") as col:
         import_all(col, anki_build)
@@ -90,9 +90,8 @@ def test_the_build_refuses_a_changed_field_list(
 ) -> None:
     root = copy_project(anki_build, tmp_path / "project")
     before = (root / "build" / "anki" / "Sample__Gradients.apkg").read_bytes()
-    fields = dict(anki_notetypes.FIELDS)
-    fields["myth"] = tuple(f for f in fields["myth"] if f != "Extra3")
-    monkeypatch.setattr(anki_notetypes, "FIELDS", fields)
+    myth = kinds.get("myth")
+    monkeypatch.setattr(myth, "anki_fields", tuple(f for f in myth.anki_fields if f != "Extra3"))
     with pytest.raises(QuizgenError, match="note type 'quizgen myth' changed its fields"):
         build(root, pool=pool)
     assert (root / "build" / "anki" / "Sample__Gradients.apkg").read_bytes() == before

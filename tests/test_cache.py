@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import execute, pipeline
-from quizgen.cache import Cache, job_key
-from quizgen.model import Outcome
+from quizgen import pipeline
+from quizgen.execution import pool as execute
+from quizgen.execution.cache import Cache, job_key
+from quizgen.execution.protocol import Outcome
 
 from .conftest import SAMPLE_DECK
 
@@ -27,7 +28,7 @@ def test_cache_round_trip_and_corruption(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
     key = "ab" + "0" * 62
     assert cache.get(key) is None
-    cache.put(key, Outcome(ok=True, output="hi\n", value={"type": "int", "value": 1}))
+    cache.put(key, Outcome(ok=True, output="hi\n", value={"type": "int", "value": 1, "display": "1"}))
     hit = cache.get(key)
     assert hit is not None and hit.cached and hit.output == "hi\n"
     path = tmp_path / "ab" / f"{key}.json"

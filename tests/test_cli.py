@@ -26,7 +26,7 @@ def test_help_and_version_never_import_torch() -> None:
         "import sys\n"
         "from click.testing import CliRunner\n"
         "from quizgen.cli import cli\n"
-        "import quizgen.pipeline, quizgen.execute\n"
+        "import quizgen.pipeline, quizgen.execution.pool\n"
         "for args in (['--help'], ['build', '--help'], ['--version']):\n"
         "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
         "print('torch' in sys.modules)\n"

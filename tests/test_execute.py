@@ -9,7 +9,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.errors import CardErrors
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .conftest import SAMPLE_DECK
 

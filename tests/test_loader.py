@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from quizgen.cards.loader import load_project
 from quizgen.errors import CardErrors, UsageError
-from quizgen.loader import load_project
-from quizgen.model import MythCard, OrderCard, ValueCard
+from quizgen.kinds.myth import MythCard
+from quizgen.kinds.order import OrderCard
+from quizgen.kinds.value import ValueCard
 
 from .conftest import SAMPLE_DECK
 

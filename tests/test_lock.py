@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import anki, lock
 from quizgen.errors import QuizgenError
-from quizgen.lock import CardEntry, Lock, NoteState, NotetypeState
+from quizgen.render import anki
+from quizgen.render.anki import lock
+from quizgen.render.anki.lock import CardEntry, Lock, NoteState, NotetypeState
+from quizgen.render.stage import Stage
 
 TYPES = {"1": NotetypeState("quizgen value", "t1", ("Id", "Question"))}
 
@@ -83,9 +85,11 @@ def test_the_file_round_trips_and_is_written_only_when_it_changes(tmp_path: Path
     path = tmp_path / lock.LOCK_NAME
     assert lock.read(path) == Lock()
     new, _ = lock.update(Lock(), notes(a="h1"), TYPES, now=100)
-    assert lock.write(path, new) is True
+    stage = Stage()
+    assert lock.stage(path, new, stage) is True
+    stage.commit()
     assert lock.read(path) == new
-    assert lock.write(path, new) is False
+    assert lock.stage(path, new, stage) is False
     assert path.read_text().endswith("}\n") and '"format": 1' in path.read_text()
 
 

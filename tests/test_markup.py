@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quizgen.markup import highlight, markdown, pygments_css
+from quizgen.render.markup import highlight, markdown, pygments_css
 
 
 def test_raw_html_is_text_and_javascript_links_are_refused() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from quizgen.orders import candidate_orders, dependencies, distractor_variants, relax
+from quizgen.execution.order_search import candidate_orders, dependencies, distractor_variants, relax
 
 STEP = ["opt.zero_grad()", "loss = model(x).sum()", "loss.backward()", "opt.step()"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .quiz_support import (
     HOSTILE_PAGE,

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline, quiz
+from quizgen import pipeline
+from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import QuizgenError
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
+from quizgen.render import quiz
+from quizgen.render.base import Project
+from quizgen.render.stage import Stage
 
 from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, quiz_build
 
@@ -18,6 +22,14 @@ from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, q
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
     return quiz_build(tmp_path_factory, pool)
+
+
+def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> None:
+    """The quiz renderer alone; `templates` (a folder named templates) overrides the packaged ones."""
+    cards_dir = (templates or out_dir / "no-templates").parent / "cards"
+    with Stage() as stage:
+        quiz.QuizRenderer().render(Project(decks, cards_dir, out_dir), stage)
+        stage.commit()
 
 
 def site(report: pipeline.Report) -> Path:
@@ -40,7 +52,7 @@ def test_build_writes_an_index_a_page_per_deck_and_the_assets(built: pipeline.Re
             "index.html",
             SAMPLE_PAGE,
             HOSTILE_PAGE,
-            *(f"assets/{name}" for name in quiz.ASSETS),
+            *(f"assets/{name}" for name in quiz.assets()),
         ]
     )
     index = (root / "index.html").read_text()
@@ -82,8 +94,8 @@ def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline
 
 
 def test_the_same_cards_build_the_same_bytes(built: pipeline.Report, tmp_path: Path) -> None:
-    quiz.write_quiz(built.decks, tmp_path / "a")
-    quiz.write_quiz(built.decks, tmp_path / "b")
+    write_quiz(built.decks, tmp_path / "a")
+    write_quiz(built.decks, tmp_path / "b")
     a, b = tmp_path / "a" / "quiz", tmp_path / "b" / "quiz"
     names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
@@ -100,7 +112,7 @@ def test_a_project_template_extends_the_default(built: pipeline.Report, tmp_path
         '{% block footer %}<p class="course">{{ deck.cards|length }} cards, {{ site_title }}</p>'
         "{{ super() }}{% endblock %}\n"
     )
-    quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
     page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
     assert "<title>Course: Sample::Gradients</title>" in page
     assert '<p class="course">7 cards, Quizzes</p>' in page
@@ -119,7 +131,7 @@ def test_a_project_template_replaces_one_card_kind(built: pipeline.Report, tmp_p
         "{% macro answer(card) %}{{ base.answer(card) }}{% endmacro %}\n"
         "{% macro proof(card) %}{{ base.proof(card) }}{% endmacro %}\n"
     )
-    quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+    write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
     page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
     assert page.count('<p class="mine">Fact or myth?</p>') == 1
 
@@ -127,19 +139,19 @@ def test_a_project_template_replaces_one_card_kind(built: pipeline.Report, tmp_p
 def test_a_broken_template_is_reported_with_its_line_and_keeps_the_old_quiz(
     built: pipeline.Report, tmp_path: Path
 ) -> None:
-    quiz.write_quiz(built.decks, tmp_path / "build")
+    write_quiz(built.decks, tmp_path / "build")
     templates = tmp_path / "templates" / "quiz"
     templates.mkdir(parents=True)
     (templates / "index.html").write_text(
         '{% extends "default:quiz/index.html" %}\n{% block main %}\n{% endblok %}'
     )
     with pytest.raises(QuizgenError, match=r"index\.html:3: .*endblok"):
-        quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+        write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
     (templates / "index.html").write_text(
         '{% extends "default:quiz/index.html" %}\n{% block main %}\n{{ nope }}{% endblock %}'
     )
     with pytest.raises(QuizgenError, match=r"index\.html:3: 'nope' is undefined"):
-        quiz.write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
+        write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
     assert (tmp_path / "build" / "quiz" / SAMPLE_PAGE).exists()
     assert not [p for p in (tmp_path / "build").iterdir() if p.name.startswith(".")]
 

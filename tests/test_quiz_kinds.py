@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .quiz_support import (
     SAMPLE_PAGE,

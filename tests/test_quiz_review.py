@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from quizgen import pipeline
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, quiz_build, site_url
 

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from quizgen import pipeline, serve
 from quizgen.cli import cli
-from quizgen.execute import Pool
+from quizgen.execution.pool import Pool
 
 from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab, quiz_build
 

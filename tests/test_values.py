@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from quizgen.model import Tolerance
-from quizgen.values import close, matches, show, show_declared
+from quizgen.answers import close, matches, show, show_declared
+from quizgen.cards.model import Tolerance
 
 TOL = Tolerance()
 

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from quizgen import __version__
+from quizgen.constants import DEFAULT_TIMEOUT
 
 _common = [
     click.option(
@@ -40,7 +41,7 @@ _common = [
     click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
-        default=30.0,
+        default=DEFAULT_TIMEOUT,
         show_default=True,
         help="Seconds one snippet may run (an order search gets ten times this).",
     ),
@@ -131,7 +132,7 @@ def schema() -> None:
     """Print the JSON Schema of a card file (for editor validation and completion)."""
     import json
 
-    from quizgen.schema import json_schema
+    from quizgen.cards.schema import json_schema
 
     click.echo(json.dumps(json_schema(), indent=2))
 

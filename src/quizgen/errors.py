@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import click
 
+from quizgen.constants import INTERNAL_ERROR_EXIT
+
 
 @dataclass(frozen=True)
 class Location:
@@ -70,3 +72,16 @@ class CardErrors(QuizgenError):
 
 class OutputError(QuizgenError):
     """An output could not be written; what was built before is left as it was."""
+
+
+class InternalError(QuizgenError):
+    """quizgen itself failed (not the cards): reported as a bug, with its traceback."""
+
+    exit_code = INTERNAL_ERROR_EXIT
+
+    def __init__(self, context: str, trace: str, stderr: str = "") -> None:
+        message = f"quizgen failed {context}: this is a bug in quizgen, not in your cards.\n{trace.rstrip()}"
+        if stderr.strip():
+            message += f"\nworker stderr:\n{stderr.rstrip()}"
+        message += "\nPlease report it with the card that triggered it."
+        super().__init__(message)

@@ -1,4 +1,8 @@
-"""load -> execute -> verify -> render, with no click in sight."""
+"""load -> execute -> verify -> render, with no click in sight.
+
+Every output is a renderer (quizgen/render/base.py); the build stages them all and commits them
+together, so a failure anywhere leaves every earlier output and the lock as they were.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quizgen import loader, verify
-from quizgen.cache import Cache, job_key
-from quizgen.errors import CardErrors, Problem
-from quizgen.execute import DEFAULT_MEMORY, DEFAULT_TIMEOUT, Pool, execute, job_for
-from quizgen.model import Outcome, VerifiedCard, VerifiedDeck
+from quizgen import kinds, verify
+from quizgen.cards import loader
+from quizgen.cards.model import Card, VerifiedCard, VerifiedDeck
+from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
+from quizgen.errors import CardErrors, InternalError, OutputError, Problem
+from quizgen.execution.cache import Cache, job_key
+from quizgen.execution.pool import Pool, execute
+from quizgen.execution.protocol import Job, Outcome
 
 
 @dataclass
@@ -50,10 +57,10 @@ def check(options: Options) -> Report:
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     keys: dict[str, str] = {}
     outcomes: dict[str, Outcome] = {}
-    work: dict[str, dict] = {}
-    cards_by_key: dict[str, list] = {}  # cards with identical jobs share one execution
+    work: dict[str, Job] = {}
+    cards_by_key: dict[str, list[Card]] = {}  # cards with identical jobs share one execution
     for deck, card in loader.iter_cards(decks):
-        job = job_for(deck, card)
+        job = kinds.get(card.kind).job(deck, card)
         if job is None:
             continue
         key = keys[card.id] = job_key(job)
@@ -77,6 +84,9 @@ def check(options: Options) -> Report:
         done += 1
         if options.progress:
             options.progress(done, len(work))
+        if outcome.internal is not None:
+            card = cards_by_key[key][0]
+            raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
         cache.put(key, outcome)
         for card in cards_by_key[key]:
             problems.extend(verify.verify_card(card, outcome))
@@ -111,20 +121,29 @@ def _in_source_order(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col))
 
 
+def _pool_stderr(options: Options) -> str:
+    return options.pool.stderr_tail() if options.pool is not None else ""
+
+
 def build(options: Options) -> Report:
-    """Check, then write every output; an output is replaced only once it is complete."""
+    """Check, then render every output; they replace the earlier outputs together, or not at all."""
+    from quizgen.render.base import Project, renderers
+    from quizgen.render.stage import Stage
+
     report = check(options)
-    from quizgen import output
-
-    report.written += output.write_cards_json(report.decks, options.out_dir)
-    report.written += output.write_schema(options.out_dir)  # for `# yaml-language-server: $schema=`
-    from quizgen import anki
-
-    anki.write(report, options)  # build/anki/*.apkg and the lock beside the cards
-    from quizgen import quiz
-
-    # build/quiz/: the HTML quiz; the project's templates/ (beside cards/) overrides the packaged ones
-    report.written += quiz.write_quiz(report.decks, options.out_dir, options.cards_dir.parent / "templates")
+    project = Project(report.decks, options.cards_dir, options.out_dir)
+    with Stage() as stage:
+        for renderer in renderers():
+            try:
+                rendered = renderer.render(project, stage)
+            except OSError as exc:
+                where = f"{exc.filename}: " if exc.filename else ""
+                raise OutputError(
+                    f"{where}cannot write the {renderer.name} output: {exc.strerror or exc}"
+                ) from None
+            report.written += rendered.written
+            report.notes += rendered.notes
+        stage.commit()
     return report
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from quizgen import pipeline
+from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError
-from quizgen.execute import Pool
-from quizgen.loader import card_files
+from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 0.5

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 
-PACKAGED = Path(__file__).parent / "templates"
+PACKAGED = Path(__file__).parent.parent / "templates"
 
 
 def environment(overrides: Path | None = None) -> Environment:

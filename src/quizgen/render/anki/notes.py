@@ -9,11 +9,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from quizgen import anki_notetypes
-from quizgen.anki_notetypes import MODEL_IDS
-from quizgen.markup import highlight
-from quizgen.model import Deck, Kind, OrderCard, VerifiedCard
-from quizgen.present import CardView, card_view
+from quizgen import kinds
+from quizgen.cards.model import Deck, VerifiedCard
+from quizgen.render.anki import notetypes
+from quizgen.render.markup import highlight
+from quizgen.render.present import card_view
 
 
 def anki_safe(fragment: str) -> str:
@@ -35,20 +35,21 @@ class Note:
     """A card as Anki gets it: a note of its kind's note type."""
 
     id: str
-    kind: Kind
+    kind: str
     deck: str
     fields: list[str]
     tags: list[str]
 
     @property
     def hash(self) -> str:
-        data = [MODEL_IDS[self.kind], self.fields, self.tags]
+        data = [notetypes.model_id(self.kind), self.fields, self.tags]
         return hashlib.sha256(json.dumps(data).encode()).hexdigest()[:16]
 
 
 def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
     """The note of one verified card: every field filled, HTML made safe for Anki's templates."""
     card = vc.card
+    kind = kinds.get(card.kind)
     view = card_view(vc, deck.tags)
     values = {
         "Id": card.id,
@@ -57,47 +58,23 @@ def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
         "Torch": _torch(view.torch_version),
         "Setup": _setup(vc, deck),
         "Source": _source(card.location.path, cards_dir),
-        **_kind_fields(vc, view),
+        **{name: anki_safe(fragment) for name, fragment in kind.note_fields(vc, view).items()},
     }
     if view.judge:  # what judge.js needs, as an HTML attribute
         values["Judge"] = anki_safe(html.escape(json.dumps(view.judge, sort_keys=True), quote=True))
-    names = anki_notetypes.FIELDS[card.kind]  # looked up late: tests change it
+    names = notetypes.fields(card.kind)
     unknown = set(values) - set(names)
-    assert not unknown, f"fields {unknown} are not in the {card.kind} note type"
+    if unknown:
+        raise ValueError(f"fields {sorted(unknown)} are not in the {card.kind} note type")
     return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags)
 
 
-def _kind_fields(vc: VerifiedCard, view: CardView) -> dict[str, str]:
-    code = anki_safe(view.code_html)
-    if view.kind == "value":
-        return {"Question": anki_safe(view.prompt_html), "Code": code, "Answer": _text(view.answer_text)}
-    if view.kind == "myth":
-        return {"Claim": anki_safe(view.prompt_html), "Verdict": view.answer_text, "Proof": code}
-    if view.kind == "order":
-        assert isinstance(vc.card, OrderCard)
-        lines = "".join(
-            f'<li><span class="qg-line-label">{item.label}</span>{anki_safe(item.html)}</li>'
-            for item in view.items
-        )
-        first = view.accepted[0] if view.accepted else []
-        solution = "\n".join(vc.card.lines[i].code.strip() for i in first)
-        return {
-            "Question": anki_safe(view.prompt_html),
-            "Lines": lines,
-            "Accepted": "".join(f"<li>{labels}</li>" for labels in view.accepted_labels),
-            "Solution": anki_safe(highlight(solution)) if solution else "",
-        }
-    return {"Front": anki_safe(view.prompt_html), "Back": anki_safe(view.back_html), "Code": code}
-
-
 def _setup(vc: VerifiedCard, deck: Deck) -> str:
-    """What ran before the card's own code: the deck setup (and an order card's setup), if anything ran."""
+    """What ran before the card's own code: the deck setup (and the card's own), if anything ran."""
     if vc.outcome is None:
         return ""
-    parts = [deck.setup.code.strip() if deck.setup else ""]
-    if isinstance(vc.card, OrderCard) and vc.card.setup:
-        parts.append(vc.card.setup.code.strip())
-    code = "\n".join(p for p in parts if p)
+    snippets = [deck.setup, *kinds.get(vc.card.kind).setup_shown(vc.card)]
+    code = "\n".join(s.code.strip() for s in snippets if s is not None and s.code.strip())
     return anki_safe(highlight(code)) if code else ""
 
 

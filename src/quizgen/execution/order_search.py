@@ -1,11 +1,24 @@
-"""Which orders of an order puzzle's lines are worth running: data dependencies prune the n! orders."""
+"""The order search: which orders of a puzzle's lines pass its check, and whether a distractor can be used.
+
+Data dependencies prune the n! orders (pure functions, usable anywhere); `search` runs the candidates
+inside a worker process.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
+from types import CodeType
 
-MAX_CANDIDATES = 40320  # 8! : a puzzle with more free orderings than this is not a puzzle a learner can do
+from quizgen.constants import MAX_CANDIDATES
+from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
+from quizgen.execution.snippets import (
+    SnippetFailed,
+    compile_snippet,
+    format_exception,
+    fresh_namespace,
+    run,
+)
 
 
 def _scoped_names(tree: ast.AST) -> tuple[set[str], set[str]]:
@@ -87,3 +100,49 @@ def distractor_variants(order: Sequence[int], distractor: int) -> Iterator[list[
         yield [*order[:k], distractor, *order[k:]]
     for k in range(len(order)):
         yield [*order[:k], distractor, *order[k + 1 :]]
+
+
+def search(job: SearchJob, setups: list[CodeType], paths: set[str]) -> Result:
+    """Every accepted order of the job's lines, and the distractors that can be used (in a worker)."""
+    lines = job["lines"]
+    codes = [compile_snippet(s) for s in lines + job["distractors"]]
+    check = compile_snippet(job["check"])
+
+    def attempt(order: list[int]) -> BaseException | None:
+        ns = fresh_namespace(setups, paths)
+        try:
+            for _ in range(job["repeat"]):
+                for i in order:
+                    run(codes[i], ns, "a line")
+            run(check, ns, "the check")
+        except SnippetFailed:
+            raise
+        except Exception as exc:
+            return exc
+        return None
+
+    given = list(range(len(lines)))
+    failure = attempt(given)
+    if failure is not None:
+        raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
+    predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
+    before = relax(dependencies([s["code"] for s in lines], predefined), given)
+    accepted: list[list[int]] = []
+    tried = 0
+    for order in candidate_orders(len(lines), before):
+        tried += 1
+        if tried > MAX_CANDIDATES:
+            raise SnippetFailed(
+                f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
+                "the lines depend on each other"
+            )
+        if order == given or attempt(order) is None:
+            accepted.append(order)
+    usable: list[UsableDistractor] = []
+    for d in range(len(lines), len(codes)):
+        for order in accepted:
+            hit = next((v for v in distractor_variants(order, d) if attempt(v) is None), None)
+            if hit is not None:
+                usable.append({"distractor": d - len(lines), "order": hit})
+                break
+    return {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable, "tried": tried}

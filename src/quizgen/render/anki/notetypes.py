@@ -2,7 +2,7 @@
 
 Anki matches an imported note type to the one it has by id. If the fields differ, it imports the incoming
 one as a new note type and skips every existing note of it as "conflicting": a changed field list silently
-stops all updates. So FIELDS never change under a MODEL_ID (tests/test_anki_notetypes.py pins them, the
+stops all updates. So a kind's anki_fields never change under its anki_model_id (tests pin them, the
 lock refuses a change); a new layout of fields needs a new id and name. Templates and CSS may change freely:
 Anki takes them when the note type's modification time is newer, which the lock provides.
 """
@@ -17,42 +17,27 @@ from typing import Any
 
 import genanki
 
-from quizgen.markup import pygments_css
-from quizgen.model import Kind
+from quizgen import kinds
+from quizgen.render.markup import pygments_css
 
-MODEL_IDS: dict[Kind, int] = {
-    "value": 1700983602,
-    "myth": 2087942418,
-    "order": 1408162270,
-    "basic": 1714263088,
-}
+# Each kind's note type id and its field list live with the kind (quizgen/kinds/). In every field list,
+# Id comes first: it is never empty (Anki refuses notes with an empty first field) and it is what a search
+# for a card uses (`Id:card-id`). Extra1..3 are spares, so a future field needs no new note type.
 
-# Id first: it is never empty (Anki refuses notes with an empty first field) and it is what a search for
-# a card uses (`Id:card-id`). Extra1..3 are spares, so a future field needs no new note type.
-FIELDS: dict[Kind, tuple[str, ...]] = {
-    "value": (
-        "Id", "Question", "Code", "Answer", "Judge", "Explain", "Output", "Torch", "Setup", "Source",
-        "Extra1", "Extra2", "Extra3",
-    ),
-    "myth": (
-        "Id", "Claim", "Verdict", "Judge", "Explain", "Proof", "Output", "Torch", "Setup", "Source",
-        "Extra1", "Extra2", "Extra3",
-    ),
-    "order": (
-        "Id", "Question", "Lines", "Judge", "Accepted", "Solution", "Explain", "Output", "Torch", "Setup",
-        "Source", "Extra1", "Extra2", "Extra3",
-    ),
-    "basic": (
-        "Id", "Front", "Back", "Code", "Output", "Explain", "Torch", "Setup", "Source",
-        "Extra1", "Extra2", "Extra3",
-    ),
-}  # fmt: skip
+
+def model_id(kind: str) -> int:
+    return kinds.get(kind).anki_model_id
+
+
+def fields(kind: str) -> tuple[str, ...]:
+    return kinds.get(kind).anki_fields
+
 
 NAME_PREFIX = "quizgen "
 JS_PLACEHOLDER = "%QUIZGEN_JS%"
 
 
-def name(kind: Kind) -> str:
+def name(kind: str) -> str:
     return f"{NAME_PREFIX}{kind}"
 
 
@@ -78,29 +63,27 @@ def css() -> str:
     return _template_file("card.css") + "\n" + pygments_css()
 
 
-def templates(kind: Kind) -> tuple[str, str]:
+def templates(kind: str) -> tuple[str, str]:
     """(front, back) Anki templates of a kind, with the media script's current name filled in."""
     js, _ = media_js()
-    front, back = (
-        _template_file(f"{kind}.{side}.html").replace(JS_PLACEHOLDER, js) for side in ("front", "back")
-    )
+    front, back = (side.replace(JS_PLACEHOLDER, js) for side in kinds.get(kind).anki_templates())
     return front, back
 
 
-def definition(kind: Kind) -> dict[str, Any]:
+def definition(kind: str) -> dict[str, Any]:
     """Everything Anki compares when it imports the note type (what its lock hash covers)."""
     front, back = templates(kind)
     return {
-        "id": MODEL_IDS[kind],
+        "id": model_id(kind),
         "name": name(kind),
-        "fields": list(FIELDS[kind]),
+        "fields": list(fields(kind)),
         "front": front,
         "back": back,
         "css": css(),
     }
 
 
-def definition_hash(kind: Kind) -> str:
+def definition_hash(kind: str) -> str:
     return hashlib.sha256(json.dumps(definition(kind), sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -117,7 +100,7 @@ class _Model(genanki.Model):
         return data
 
 
-def model(kind: Kind, mod: int) -> genanki.Model:
+def model(kind: str, mod: int) -> genanki.Model:
     """The genanki note type of a kind, stamped with its modification time."""
     d = definition(kind)
     return _Model(

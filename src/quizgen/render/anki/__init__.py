@@ -3,7 +3,7 @@
 A note is known to Anki by its GUID, made from the card id alone, so fixing a typo updates the note
 rather than adding another. Its modification time comes from the lock (quizgen/lock.py), so Anki
 updates exactly the notes whose content changed. The notes' fields come from anki_notes.py, the note
-types from anki_notetypes.py, the package bytes from anki_package.py.
+types from notetypes.py, the package bytes from package.py.
 """
 
 from __future__ import annotations
@@ -14,21 +14,27 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import genanki
 
-from quizgen import anki_notetypes, lock
-from quizgen.anki_notes import anki_safe, note_for
-from quizgen.anki_notetypes import MODEL_IDS, NAME_PREFIX, definition_hash, media_js, model, name
-from quizgen.anki_package import NoteSpec, write_apkg
+from quizgen import kinds
+from quizgen.cards.model import Deck
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError
-from quizgen.markup import markdown
-from quizgen.model import KINDS, Deck, VerifiedDeck
-from quizgen.output import atomic_dir
-
-if TYPE_CHECKING:
-    from quizgen.pipeline import Options, Report
+from quizgen.render.anki import lock
+from quizgen.render.anki.notes import Note, anki_safe, note_for
+from quizgen.render.anki.notetypes import (
+    NAME_PREFIX,
+    definition_hash,
+    fields,
+    media_js,
+    model,
+    model_id,
+    name,
+)
+from quizgen.render.anki.package import NoteSpec, write_apkg
+from quizgen.render.base import Project, Rendered
+from quizgen.render.markup import markdown
+from quizgen.render.stage import Stage
 
 ANKI_DIR = "anki"
 GUID_NAMESPACE = "quizgen"
@@ -96,44 +102,60 @@ def _now() -> int:
     return int(epoch) if epoch.isdigit() else int(time.time())
 
 
-def write(report: Report, options: Options) -> None:
-    """Write build/anki/<deck>.apkg for every deck and keep the lock beside the cards up to date."""
-    decks: list[VerifiedDeck] = report.decks
-    check_decks([vd.deck for vd in decks])
-    notes = [[note_for(vc, vd.deck, options.cards_dir) for vc in vd.cards] for vd in decks]
-    lock_path = options.cards_dir / lock.LOCK_NAME
-    states = {n.id: lock.NoteState(n.hash, n.deck) for deck_notes in notes for n in deck_notes}
-    types = {
-        str(MODEL_IDS[k]): lock.NotetypeState(name(k), definition_hash(k), anki_notetypes.FIELDS[k])
-        for k in KINDS
-    }
-    new, changes = lock.update(lock.read(lock_path), states, types, _now())
-    if changes.refielded:
-        raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
-    models = {k: model(k, new.notetypes[str(MODEL_IDS[k])].mod) for k in KINDS}
-    nids = note_ids(new.cards)
-    js_name, js = media_js()
-    out = options.out_dir / ANKI_DIR
-    written = []
-    with atomic_dir(out) as tmp:
+class AnkiRenderer:
+    """build/anki/<deck>.apkg for every deck, and the lock beside the cards."""
+
+    name = "anki"
+
+    def render(self, project: Project, stage: Stage) -> Rendered:
+        decks = project.decks
+        check_decks([vd.deck for vd in decks])
+        notes = [[note_for(vc, vd.deck, project.cards_dir) for vc in vd.cards] for vd in decks]
+        lock_path = project.cards_dir / lock.LOCK_NAME
+        new, changes = _update_lock(lock_path, notes)
+        out = project.out_dir / ANKI_DIR
+        folder = stage.folder(out)
+        models = {k: model(k, new.notetypes[str(model_id(k))].mod) for k in kinds.names()}
+        nids = note_ids(new.cards)
+        written = []
         for vd, deck_notes in zip(decks, notes, strict=True):
             specs = [
                 NoteSpec(models[n.kind], n.fields, n.tags, guid(n.id), nids[n.id], new.cards[n.id].mod, due)
                 for due, n in enumerate(deck_notes)
             ]
-            path = tmp / file_name(vd.deck.name)
-            description = anki_safe(markdown(vd.deck.description))
-            write_apkg(path, deck_id(vd.deck.name), vd.deck.name, description, specs, {js_name: js})
-            written.append(out / path.name)
-    report.written += written
-    try:
-        lock_written = lock.write(lock_path, new)
-    except OutputError as exc:
-        # The decks are right without it (the next build stamps changes later still), so a read-only
-        # source tree can still build; only reproducibility waits until the lock is written.
-        lock_written = False
-        report.notes.append(f"{exc.message}; the decks are fine, but changed notes get new times each build")
-    report.notes += _messages(changes, lock_path if lock_written else None)
+            written.append(out / _write_deck(folder, vd.deck, specs))
+        result = Rendered(written)
+        try:
+            lock_written = lock.stage(lock_path, new, stage)
+        except OutputError as exc:
+            # The decks are right without it (the next build stamps changes later still), so a read-only
+            # source tree can still build; only reproducibility waits until the lock is written.
+            lock_written = False
+            result.notes.append(
+                f"{exc.message}; the decks are fine, but changed notes get new times each build"
+            )
+        result.notes += _messages(changes, lock_path if lock_written else None)
+        return result
+
+
+def _write_deck(folder: Path, deck: Deck, specs: list[NoteSpec]) -> str:
+    path = folder / file_name(deck.name)
+    description = anki_safe(markdown(deck.description))
+    js_name, js = media_js()
+    write_apkg(path, deck_id(deck.name), deck.name, description, specs, {js_name: js})
+    return path.name
+
+
+def _update_lock(lock_path: Path, notes: list[list[Note]]) -> tuple[lock.Lock, lock.Changes]:
+    """The lock for this build, refusing a note type whose fields changed."""
+    states = {n.id: lock.NoteState(n.hash, n.deck) for deck_notes in notes for n in deck_notes}
+    types = {
+        str(model_id(k)): lock.NotetypeState(name(k), definition_hash(k), fields(k)) for k in kinds.names()
+    }
+    new, changes = lock.update(lock.read(lock_path), states, types, _now())
+    if changes.refielded:
+        raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
+    return new, changes
 
 
 def _refielded(type_name: str, old: list[str], new: list[str]) -> str:

@@ -1,6 +1,6 @@
-"""The parent side of execution: turns cards into jobs and runs them in the worker pool.
+"""The parent side of execution: runs jobs in the worker pool and yields their results.
 
-This module never imports torch; `quizgen.worker` runs in its own process and does.
+This module never imports torch; `quizgen.execution.worker` runs in its own process and does.
 """
 
 from __future__ import annotations
@@ -13,41 +13,12 @@ import tempfile
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import quizgen
+from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
 from quizgen.errors import QuizgenError
-from quizgen.model import BasicCard, Card, Deck, MythCard, OrderCard, Outcome, ValueCard
-
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MEMORY = 2 << 30
-
-
-def job_for(deck: Deck, card: Card) -> dict[str, Any] | None:
-    """What the worker must run for a card, or None when nothing in it executes."""
-    setup = [deck.setup.to_job()] if deck.setup else []
-    if isinstance(card, ValueCard) and card.code:
-        return {
-            "type": "run",
-            "answer": True,
-            "setup": setup,
-            "code": card.code.to_job(),
-            "expr": card.answer_expr.to_job() if card.answer_expr else None,
-        }
-    if isinstance(card, MythCard) and card.proof:
-        return {"type": "run", "setup": setup, "code": card.proof.to_job()}
-    if isinstance(card, OrderCard) and card.check:
-        return {
-            "type": "order",
-            "setup": setup + ([card.setup.to_job()] if card.setup else []),
-            "lines": [s.to_job() for s in card.lines],
-            "distractors": [s.to_job() for s in card.distractors],
-            "repeat": card.repeat,
-            "check": card.check.to_job(),
-        }
-    if isinstance(card, BasicCard) and card.code:
-        return {"type": "run", "setup": setup, "code": card.code.to_job()}
-    return None
+from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 
 
 class WorkerCrashed(QuizgenError):
@@ -55,7 +26,7 @@ class WorkerCrashed(QuizgenError):
 
 
 class Pool:
-    """A `python -m quizgen.worker` process that imports torch once and forks warm workers from it.
+    """A `python -m quizgen.execution.worker` process that imports torch once and forks warm workers from it.
 
     A pool can serve several runs one after another (watch mode, the test suite), so torch is
     imported once for all of them.
@@ -70,35 +41,38 @@ class Pool:
         env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
         src = str(Path(quizgen.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "quizgen.worker", "--jobs", str(jobs), "--memory", str(memory)]
+        cmd = [sys.executable, "-m", "quizgen.execution.worker", "--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
         )
 
+    def stderr_tail(self, lines: int = 15) -> str:
+        """The last lines the pool and its workers wrote to stderr (kept for reports of quizgen bugs)."""
+        self.stderr.seek(0)
+        return "\n".join(self.stderr.read().decode(errors="replace").strip().splitlines()[-lines:])
+
     def _died(self) -> WorkerCrashed:
         self.proc.wait()
-        self.stderr.seek(0)
-        tail = self.stderr.read().decode(errors="replace").strip().splitlines()[-15:]
-        detail = "\n".join(tail) or f"exit status {self.proc.returncode}"
+        detail = self.stderr_tail() or f"exit status {self.proc.returncode}"
         return WorkerCrashed(f"the quizgen worker process died:\n{detail}")
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: Request) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
 
-    def _receive(self) -> dict[str, Any]:
+    def _receive(self) -> Reply:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
             raise self._died()
-        message: dict[str, Any] = json.loads(line)
+        message: Reply = json.loads(line)
         return message
 
     def run(
-        self, work: dict[str, dict[str, Any]], timeout: float = DEFAULT_TIMEOUT
-    ) -> Generator[tuple[str, dict[str, Any]], None, None]:
+        self, work: dict[str, Job], timeout: float = DEFAULT_TIMEOUT
+    ) -> Generator[tuple[str, Result], None, None]:
         """Yield (key, result) for every job as results come in; stopping early cancels the rest."""
         assert self.proc.stdin is not None
         stdin = self.proc.stdin
@@ -158,7 +132,7 @@ class Pool:
 
 
 def execute(
-    work: dict[str, dict[str, Any]],
+    work: dict[str, Job],
     *,
     jobs: int,
     timeout: float = DEFAULT_TIMEOUT,
@@ -181,7 +155,7 @@ def execute(
     try:
         results = active.run(work, timeout)
         for key, result in results:
-            outcome = Outcome.from_json(result)
+            outcome = Outcome.from_result(result)
             outcomes[key] = outcome
             if on_result is not None and not on_result(key, outcome):
                 results.close()

@@ -15,31 +15,32 @@ from typing import Any
 
 import jinja2
 
-from quizgen import __version__
+from quizgen import __version__, kinds
+from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import QuizgenError
-from quizgen.markup import markdown, pygments_css
-from quizgen.model import VerifiedDeck
-from quizgen.output import atomic_dir
-from quizgen.present import CardView, deck_views
-from quizgen.templating import environment
+from quizgen.render.base import Project, Rendered
+from quizgen.render.markup import markdown, pygments_css
+from quizgen.render.present import CardView, deck_views
+from quizgen.render.stage import Stage
+from quizgen.render.templating import environment
 
-STATIC = Path(__file__).parent / "static"
-# Asset name in build/quiz/assets -> packaged source file (None: generated).
-ASSETS: dict[str, Path | None] = {
-    "judge.js": STATIC / "judge.js",
-    "fsrs.js": STATIC / "quiz" / "fsrs.js",
-    "progress.js": STATIC / "quiz" / "progress.js",
-    "order.js": STATIC / "quiz" / "order.js",
-    "quiz.js": STATIC / "quiz" / "quiz.js",
-    "quiz.css": STATIC / "quiz" / "quiz.css",
-    "highlight.css": None,
-}
-KIND_NAMES = {
-    "value": "What does it give?",
-    "myth": "True or false?",
-    "order": "Put the lines in order",
-    "basic": "Question",
-}
+STATIC = Path(__file__).parent.parent / "static"
+KIND_SCRIPTS = "kinds"  # static/quiz/kinds/<kind>.js: a kind's own quiz script, if it has one
+
+
+def assets() -> dict[str, Path | None]:
+    """Asset name in build/quiz/assets -> packaged source file (None: generated).
+
+    Every file under static/quiz (kept in its subfolder), judge.js (shared with Anki) and the
+    Pygments stylesheet.
+    """
+    quiz = STATIC / "quiz"
+    found: dict[str, Path | None] = {"judge.js": STATIC / "judge.js"}
+    for path in sorted(quiz.rglob("*")):
+        if path.is_file() and path.suffix in (".js", ".css"):
+            found[path.relative_to(quiz).as_posix()] = path
+    found["highlight.css"] = None
+    return found
 
 
 class TemplateProblem(QuizgenError):
@@ -75,6 +76,7 @@ class PageContext:
     cards: list[CardView]  # the page's cards (empty on the index)
     torch_versions: list[str]  # the torch versions that computed this page's answers
     kind_names: dict[str, str]  # card kind -> the heading a card of that kind gets
+    kind_scripts: list[str]  # asset names of the quiz scripts of the kinds on this page
     data: dict[str, Any] = field(default_factory=dict)  # embedded as JSON for quiz.js
 
     def variables(self) -> dict[str, Any]:
@@ -129,8 +131,9 @@ def _write_assets(folder: Path) -> dict[str, str]:
     """Copy the assets; returns name -> "assets/name?v=hash"."""
     folder.mkdir(parents=True)
     urls = {}
-    for name, source in ASSETS.items():
+    for name, source in assets().items():
         target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
         if source is None:
             target.write_text(pygments_css(), encoding="utf-8")
         else:
@@ -167,6 +170,11 @@ def _template_line(exc: BaseException) -> str:
     return where
 
 
+def _kind_scripts(cards: list[CardView], urls: dict[str, str]) -> list[str]:
+    present = dict.fromkeys(card.kind for card in cards)
+    return [f"{KIND_SCRIPTS}/{kind}.js" for kind in present if f"{KIND_SCRIPTS}/{kind}.js" in urls]
+
+
 def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None) -> PageContext:
     root = "" if deck is None else "../"
     cards = deck.cards if deck else [card for entry in entries for card in entry.cards]
@@ -179,19 +187,24 @@ def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None
         deck=deck,
         cards=deck.cards if deck else [],
         torch_versions=_versions(cards),
-        kind_names=KIND_NAMES,
+        kind_names={kind.name: kind.title for kind in kinds.all_kinds()},
+        kind_scripts=_kind_scripts(deck.cards if deck else [], urls),
         data=_deck_data(deck) if deck else _index_data(entries),
     )
 
 
-def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> list[Path]:
-    """Render build/quiz/ (replacing the old one whole) from the packaged templates and `templates`."""
-    site = out_dir / "quiz"
-    env = environment(templates)
-    entries = deck_entries(decks)
-    with atomic_dir(site) as tmp:
-        urls = _write_assets(tmp / "assets")
-        _render(env, "quiz/index.html", _page(entries, urls, None), tmp / "index.html")
+class QuizRenderer:
+    """build/quiz/: an index, a page per deck, and the assets; the project's templates/ overrides ours."""
+
+    name = "quiz"
+
+    def render(self, project: Project, stage: Stage) -> Rendered:
+        site = project.out_dir / "quiz"
+        env = environment(project.templates_dir)
+        entries = deck_entries(project.decks)
+        folder = stage.folder(site)
+        urls = _write_assets(folder / "assets")
+        _render(env, "quiz/index.html", _page(entries, urls, None), folder / "index.html")
         for entry in entries:
-            _render(env, "quiz/deck.html", _page(entries, urls, entry), tmp / entry.url)
-    return [site]
+            _render(env, "quiz/deck.html", _page(entries, urls, entry), folder / entry.url)
+        return Rendered([site])

@@ -1,6 +1,6 @@
-"""The worker pool process: with quizgen.runner, the only code that imports torch.
+"""The worker pool process: with the modules it runs jobs with, the only code that imports torch.
 
-`python -m quizgen.worker` (the zygote) imports torch once, warms it up, and forks worker processes
+`python -m quizgen.execution.worker` (the zygote) imports torch once, warms it up, and forks worker processes
 from that warm state. Jobs arrive as JSON lines on stdin; the zygote hands each to an idle worker,
 enforces its wall-clock timeout, notices a worker that crashed or exited, replaces it, and writes
 results as JSON lines to stdout. Workers run jobs one after another, each in a fresh namespace and
@@ -22,11 +22,18 @@ import signal
 import sys
 import tempfile
 import time
-from typing import Any
+import traceback
 
-FILE_LIMIT = 64 * 1024 * 1024
-RETIRE_AFTER_JOBS = 500
-RETIRE_GROWTH = 1 << 30  # a worker that grew by this much since it started is replaced
+from quizgen.constants import (
+    DEFAULT_MEMORY,
+    DEFAULT_TIMEOUT,
+    FILE_LIMIT,
+    INTERNAL_ERROR_EXIT,
+    ORDER_TIMEOUT_FACTOR,
+    RETIRE_AFTER_JOBS,
+    RETIRE_GROWTH,
+)
+from quizgen.execution.protocol import Job, Reply, Request, Result
 
 
 def _warm_up(optimizers: bool) -> str:
@@ -34,7 +41,7 @@ def _warm_up(optimizers: bool) -> str:
     import torch.nn
     import torch.optim
 
-    from quizgen import runner
+    from quizgen.execution import runner
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
@@ -78,15 +85,25 @@ def _die_with_parent() -> None:
         pass
 
 
+def _send_result(write_fd: int, result: Result) -> None:
+    data = memoryview((json.dumps(result) + "\n").encode())
+    while data:
+        data = data[os.write(write_fd, data) :]
+
+
 def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str) -> None:
-    """The worker's life: run jobs until told to stop or worn out. Never returns."""
-    from quizgen import runner
+    """The worker's life: run jobs until told to stop or worn out. Never returns.
+
+    stdin and stdout go to /dev/null (stdout is the zygote's reply pipe); stderr stays the pool's, so
+    what quizgen itself writes there is kept for the report of a quizgen bug.
+    """
+    from quizgen.execution import runner
 
     status = 0
     try:
         _die_with_parent()
         devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
+        for fd in (0, 1):
             os.dup2(devnull, fd)
         _limit_resources(memory)
         start_rss = _rss()
@@ -95,7 +112,7 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str) -
             line = requests.readline()
             if not line:
                 break
-            job = json.loads(line)
+            job: Job = json.loads(line)
             jobdir = tempfile.mkdtemp(dir=workdir)
             os.chdir(jobdir)
             result = runner.execute_job(job, home)
@@ -105,13 +122,17 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str) -
                 bool(result.get("retire")) or _rss() - start_rss > RETIRE_GROWTH or done == RETIRE_AFTER_JOBS
             )
             result["retire"] = retire  # the zygote must not hand this worker another job
-            data = memoryview((json.dumps(result) + "\n").encode())
-            while data:
-                data = data[os.write(write_fd, data) :]
+            try:
+                _send_result(write_fd, result)
+            except (TypeError, ValueError):  # quizgen put something in the result JSON cannot hold
+                internal = traceback.format_exc()
+                _send_result(write_fd, {"ok": False, "output": "", "internal": internal, "retire": True})
+                break
             if retire:
                 break
     except BaseException:
-        status = 70
+        traceback.print_exc()  # onto the pool's stderr: the zygote reports it as a quizgen bug
+        status = INTERNAL_ERROR_EXIT
     finally:
         os._exit(status)
 
@@ -126,7 +147,7 @@ class _Worker:
         self.from_fd = from_fd
         self.workdir = workdir
         self.data = bytearray()
-        self.job_id: Any = None
+        self.job_id: str | None = None
         self.deadline = 0.0
         self.limit = 0.0
         self.timed_out = False
@@ -154,11 +175,11 @@ class _Zygote:
         self.home = os.getcwd()
         self.sel = selectors.DefaultSelector()
         self.workers: dict[int, _Worker] = {}  # by from_fd
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[Request] = []
         self.out = sys.stdout.buffer
         self.cancel_pending = False
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Reply) -> None:
         self.out.write((json.dumps(message) + "\n").encode())
         self.out.flush()
 
@@ -183,9 +204,10 @@ class _Zygote:
         self.sel.register(from_read, selectors.EVENT_READ, worker)
         return worker
 
-    def assign(self, worker: _Worker, message: dict[str, Any]) -> None:
+    def assign(self, worker: _Worker, message: Request) -> None:
         job = message["job"]
-        worker.limit = float(message.get("timeout", self.timeout)) * (10 if job["type"] == "order" else 1)
+        factor = ORDER_TIMEOUT_FACTOR if job["type"] == "search" else 1
+        worker.limit = float(message.get("timeout", self.timeout)) * factor
         worker.deadline = time.monotonic() + worker.limit
         worker.job_id = message["id"]
         worker.timed_out = worker.cancelled = False
@@ -203,11 +225,11 @@ class _Zygote:
             else:
                 break
 
-    def reply(self, worker: _Worker, result: dict[str, Any]) -> None:
+    def reply(self, worker: _Worker, result: Result) -> None:
         worker.retiring = worker.retiring or bool(result.pop("retire", False))
         result["torch_version"] = self.torch_version
         if not worker.cancelled:
-            self.send({"id": worker.job_id, "result": result})
+            self.send({"id": worker.job_id or "", "result": result})
         worker.job_id = None
 
     def readable(self, worker: _Worker) -> None:
@@ -218,7 +240,7 @@ class _Zygote:
         if chunk:
             worker.data += chunk
             if worker.data.endswith(b"\n") and worker.job_id is not None:
-                result = json.loads(worker.data)
+                result: Result = json.loads(worker.data)
                 worker.data.clear()
                 self.reply(worker, result)
             return
@@ -235,7 +257,7 @@ class _Zygote:
         if worker.job_id is not None:
             self.reply(worker, {"ok": False, "error": _describe_exit(status, worker), "output": ""})
 
-    def command(self, message: dict[str, Any]) -> None:
+    def command(self, message: Request) -> None:
         if message.get("cancel"):
             # The parent stopped early (--fail-fast): drop what is queued and stop what runs.
             self.pending.clear()
@@ -292,8 +314,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(prog="quizgen.worker")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--memory", type=int, default=2 << 30)
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops

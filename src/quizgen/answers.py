@@ -1,11 +1,14 @@
-"""Comparing a declared answer with the value execution produced, and showing either."""
+"""Comparing a declared answer with the executed Answer, and showing either.
+
+static/judge.js is its learner-side twin (typed answers against the executed Answer)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from quizgen.model import Tolerance
+from quizgen.cards.model import Tolerance
+from quizgen.execution.protocol import JSON, Answer
 
 
 def _number(x: Any) -> float | None:
@@ -36,7 +39,7 @@ def close(declared: Any, computed: Any, tol: Tolerance) -> bool:
     return abs(d - c) <= tol.atol + tol.rtol * abs(c)
 
 
-def _scalar_of(computed: dict[str, Any]) -> Any:
+def _scalar_of(computed: Answer) -> Any:
     """The single element of a one-element tensor, or the marker that there is none."""
     value = computed.get("value")
     while isinstance(value, list) and len(value) == 1:
@@ -47,44 +50,44 @@ def _scalar_of(computed: dict[str, Any]) -> Any:
 _NO = object()
 
 
-def matches(declared: Any, computed: dict[str, Any], tol: Tolerance) -> bool:
+def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
     """Whether an author's declared answer agrees with the executed value."""
-    kind, value = computed["type"], computed.get("value")
+    type_, value = computed["type"], computed.get("value")
     if isinstance(declared, dict):
         if "raises" in declared:
-            return kind == "exception" and value == declared["raises"]
+            return type_ == "exception" and value == declared["raises"]
         if "shape" in declared:
-            return kind == "shape" and value == declared["shape"]
+            return type_ == "shape" and value == declared["shape"]
         return False
-    if kind == "exception":
+    if type_ == "exception":
         return False
     if declared is None:
-        return kind == "none"
+        return type_ == "none"
     if isinstance(declared, bool):
-        if kind == "tensor" and computed.get("dtype") == "bool":
+        if type_ == "tensor" and computed.get("dtype") == "bool":
             return _scalar_of(computed) is declared
-        return kind == "bool" and value is declared
+        return type_ == "bool" and value is declared
     if isinstance(declared, (int, float)):
-        if kind in ("int", "float"):
+        if type_ in ("int", "float"):
             return close(declared, value, tol)
-        if kind == "tensor" and computed.get("dtype") != "bool":
+        if type_ == "tensor" and computed.get("dtype") != "bool":
             scalar = _scalar_of(computed)
             return scalar is not _NO and close(declared, scalar, tol)
         return False
     if isinstance(declared, list):
-        if kind in ("tensor", "list") and computed.get("dtype") != "bool":
+        if type_ in ("tensor", "list") and computed.get("dtype") != "bool":
             return close(declared, value, tol)
-        if kind == "tensor":
+        if type_ == "tensor":
             return declared == value
-        return kind == "shape" and declared == value
+        return type_ == "shape" and declared == value
     if isinstance(declared, str):
-        if kind == "dtype":
+        if type_ == "dtype":
             return declared in (value, str(value).removeprefix("torch."))
-        return kind in ("str", "repr") and declared == value
+        return type_ in ("str", "repr") and declared == value
     return False
 
 
-def show_declared(declared: Any) -> str:
+def show_declared(declared: JSON) -> str:
     if isinstance(declared, dict) and "raises" in declared:
         return f"raises {declared['raises']}"
     if isinstance(declared, dict) and "shape" in declared:
@@ -92,7 +95,7 @@ def show_declared(declared: Any) -> str:
     return repr(declared)
 
 
-def show(computed: dict[str, Any]) -> str:
+def show(computed: Answer) -> str:
     """How an executed value reads in messages and on cards."""
     if computed["type"] == "exception":
         return f"raises {computed['value']}"

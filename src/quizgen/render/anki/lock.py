@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from quizgen.errors import QuizgenError
-from quizgen.output import atomic_file
+from quizgen.render.stage import Stage
 
 LOCK_NAME = "quizgen.lock"
 FORMAT = 1
@@ -118,16 +118,15 @@ def dumps(lock: Lock) -> str:
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write(path: Path, lock: Lock) -> bool:
-    """Write the lock if its content changed; True when it was written."""
+def stage(path: Path, lock: Lock, staged: Stage) -> bool:
+    """Stage the lock if its content changed; True when it will be written."""
     text = dumps(lock)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False
     except OSError:
         pass
-    with atomic_file(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    staged.file(path).write_text(text, encoding="utf-8")
     return True
 
 

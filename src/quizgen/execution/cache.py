@@ -10,10 +10,9 @@ import tempfile
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from quizgen import __version__
-from quizgen.model import Outcome
+from quizgen.execution.protocol import Job, Outcome
 
 
 @cache
@@ -25,7 +24,7 @@ def torch_version() -> str:
         return "none"
 
 
-def _without_places(job: Any) -> Any:
+def _without_places(job: object) -> object:
     """The job minus file names and line numbers: moving a card must not invalidate its result."""
     if isinstance(job, dict):
         return {k: _without_places(v) for k, v in job.items() if k not in ("path", "line")}
@@ -34,7 +33,8 @@ def _without_places(job: Any) -> Any:
     return job
 
 
-def job_key(job: dict[str, Any]) -> str:
+def job_key(job: Job) -> str:
+    """The cache key of a job: its content (not its place in the files) and every version it ran with."""
     material = {
         "job": _without_places(job),
         "quizgen": __version__,
@@ -60,7 +60,7 @@ class Cache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
             if data.get("key") != key:
                 return None
-            outcome = Outcome.from_json(data["outcome"])
+            outcome = Outcome.from_result(data["outcome"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         if not outcome.ok:

@@ -1,0 +1,89 @@
+"""The cards as plain data: what the loader produces and the pipeline passes on. No I/O here.
+
+Each kind's own card class lives with the kind (quizgen/kinds/); this module holds what they share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from quizgen.constants import DEFAULT_ATOL, DEFAULT_RTOL
+from quizgen.errors import Location
+from quizgen.execution.protocol import JSON, Answer, Outcome, SnippetJob
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Python source from a card file, with the file line its first line stands on."""
+
+    code: str
+    path: str
+    line: int
+
+    def to_job(self) -> SnippetJob:
+        return {"code": self.code, "path": self.path, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+
+
+@dataclass(frozen=True)
+class Declared:
+    """An answer the author wrote down; execution must agree with it."""
+
+    value: JSON
+    location: Location
+
+
+@dataclass
+class Card:
+    id: str
+    kind: str
+    deck: str
+    location: Location
+    tags: list[str] = field(default_factory=list)
+    explain: str = ""
+    fields: dict[str, Location] = field(default_factory=dict)
+
+    def at(self, name: str) -> Location:
+        """The location of one of this card's fields (the card's own where the field is absent)."""
+        return self.fields.get(name, self.location)
+
+
+@dataclass
+class Deck:
+    name: str
+    path: str
+    description: str = ""
+    tags: list[str] = field(default_factory=list)
+    setup: Snippet | None = None
+    cards: list[Card] = field(default_factory=list)
+
+
+@dataclass
+class VerifiedCard:
+    """A card whose computable parts were executed and checked; what the renderers consume."""
+
+    card: Card
+    outcome: Outcome | None = None
+
+    @property
+    def answer(self) -> Answer | None:
+        return self.outcome.value if self.outcome else None
+
+    @property
+    def output(self) -> str:
+        return self.outcome.output if self.outcome else ""
+
+    @property
+    def torch_version(self) -> str:
+        return self.outcome.torch_version if self.outcome else ""
+
+
+@dataclass
+class VerifiedDeck:
+    deck: Deck
+    cards: list[VerifiedCard]

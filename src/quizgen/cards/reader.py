@@ -1,0 +1,217 @@
+"""Reading the fields of one YAML mapping node, reporting each problem at its file, line and column.
+
+The loader reads decks with it and every card kind reads its own fields with it, so all of them
+report the same way: `file:line:col: card 'id' -> field: message`.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from typing import Any
+
+import yaml
+
+from quizgen.cards.model import Declared, Snippet, Tolerance
+from quizgen.cards.schema import Field
+from quizgen.errors import Location, Problem
+
+_TAG = re.compile(r"^\S+$")
+_BLOCK_STYLES = ("|", ">")
+
+
+def did_you_mean(key: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    return f"; did you mean '{close[0]}'?" if close else f"; allowed: {', '.join(allowed)}"
+
+
+def construct(node: yaml.Node) -> Any:
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+
+
+def has_assert(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return True  # reported as a syntax error already
+    return any(isinstance(n, ast.Assert) for n in ast.walk(tree))
+
+
+class Reader:
+    """The fields of one mapping (a deck's top level or a card), each read at most once."""
+
+    def __init__(
+        self,
+        path: str,
+        node: yaml.MappingNode,
+        allowed: dict[str, Field],
+        problems: list[Problem],
+        card: str | None = None,
+    ) -> None:
+        self.path, self.node, self.card, self.problems = path, node, card, problems
+        self.entries = self._entries(allowed)
+
+    # -- locations and errors ----------------------------------------------------------------
+
+    def loc(self, node: yaml.Node | None = None, field: str | None = None) -> Location:
+        mark = (node or self.node).start_mark
+        return Location(self.path, mark.line + 1, mark.column + 1, self.card, field)
+
+    def at(self, key: str) -> Location:
+        """The location of a field's value (the mapping's own when the field is absent)."""
+        return self.loc(self.entries[key][1], key) if key in self.entries else self.loc()
+
+    def error(self, location: Location, message: str) -> None:
+        self.problems.append(Problem(location, message))
+
+    def has(self, key: str) -> bool:
+        return key in self.entries
+
+    def value_node(self, key: str) -> yaml.Node:
+        return self.entries[key][1]
+
+    def locations(self) -> dict[str, Location]:
+        return {key: self.loc(v, key) for key, (_, v) in self.entries.items()}
+
+    def _entries(self, allowed: dict[str, Field]) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        """Key -> (key node, value node); reports duplicate, unknown and missing keys."""
+        entries: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in self.node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                self.error(self.loc(key_node), "keys must be plain names")
+            elif key in entries:
+                first = entries[key][0].start_mark.line + 1
+                self.error(self.loc(key_node, key), f"duplicate key '{key}' (first on line {first})")
+            elif key not in allowed:
+                self.error(self.loc(key_node, key), f"unknown key '{key}'{did_you_mean(key, list(allowed))}")
+            else:
+                entries[key] = (key_node, value_node)
+        for key, f in allowed.items():
+            if f.required and key not in entries:
+                self.error(self.loc(), f"missing required field '{key}'")
+        return entries
+
+    # -- typed fields ------------------------------------------------------------------------
+
+    def scalar(self, node: yaml.Node, field: str) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            self.error(self.loc(node, field), "expected a single value, not a list or mapping")
+            return None
+        return construct(node)
+
+    def text(self, key: str, required: bool = False) -> Any:
+        """A text field: "" when absent (None when `required`); a bare number or bool is read as text."""
+        if key not in self.entries:
+            return None if required else ""
+        node = self.entries[key][1]
+        value = self.scalar(node, key)
+        if value is None:
+            if isinstance(node, yaml.ScalarNode):
+                self.error(self.loc(node, key), f"'{key}' is empty")
+            return None if required else ""
+        if not isinstance(value, str):
+            value = node.value  # `ask: 3` is almost always meant as text
+        return value
+
+    def code(self, key: str, mode: str = "exec") -> Snippet | None:
+        """A snippet, compiled now so a syntax error is reported at its line in the card file."""
+        if key not in self.entries:
+            return None
+        node = self.entries[key][1]
+        value = self.text(key, required=True)
+        if value is None:
+            return None
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.ScalarNode) and node.style in _BLOCK_STYLES:
+            line += 1  # block scalar content starts on the line after the indicator
+        snippet = Snippet(code=value, path=self.path, line=line)
+        self.compiles(snippet, mode, key)
+        return snippet
+
+    def compiles(self, snippet: Snippet, mode: str, field: str) -> bool:
+        try:
+            compile("\n" * (snippet.line - 1) + snippet.code, snippet.path, mode)
+        except SyntaxError as exc:
+            where = Location(self.path, exc.lineno or snippet.line, exc.offset or 0, self.card, field)
+            self.error(where, f"Python syntax error: {exc.msg}")
+            return False
+        return True
+
+    def lines(self, key: str) -> list[Snippet]:
+        """A list of one-line snippets (an order puzzle's lines or distractors)."""
+        if key not in self.entries:
+            return []
+        node = self.entries[key][1]
+        if not isinstance(node, yaml.SequenceNode):
+            self.error(self.loc(node, key), f"'{key}' must be a list of code lines")
+            return []
+        snippets = []
+        for item in node.value:
+            value = self.scalar(item, key)
+            if not isinstance(value, str) or not value.strip():
+                self.error(self.loc(item, key), "each line is a non-empty string of code")
+                continue
+            snippet = Snippet(value, self.path, item.start_mark.line + 1)
+            if self.compiles(snippet, "exec", key):
+                snippets.append(snippet)
+        return snippets
+
+    def tags(self) -> list[str]:
+        if "tags" not in self.entries:
+            return []
+        node = self.entries["tags"][1]
+        if not isinstance(node, yaml.SequenceNode):
+            self.error(self.loc(node, "tags"), "'tags' must be a list of words")
+            return []
+        tags = []
+        for item in node.value:
+            value = self.scalar(item, "tags")
+            if not isinstance(value, str) or not _TAG.match(value):
+                self.error(self.loc(item, "tags"), f"a tag is one word without spaces, not {value!r}")
+            else:
+                tags.append(value)
+        return tags
+
+    def boolean(self, key: str, default: bool = False) -> bool:
+        if key not in self.entries:
+            return default
+        node = self.entries[key][1]
+        value = self.scalar(node, key)
+        if not isinstance(value, bool):
+            self.error(self.loc(node, key), f"{key} is true or false, not {node.value!r}")
+            return default
+        return value
+
+    def integer(self, key: str, low: int, high: int, default: int) -> int:
+        if key not in self.entries:
+            return default
+        node = self.entries[key][1]
+        value = self.scalar(node, key)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            self.error(self.loc(node, key), f"{key} is a whole number {low}..{high}, not {node.value!r}")
+            return default
+        return value
+
+    def declared(self, key: str) -> Declared | None:
+        """A value written by the author (checked by the kind that reads it)."""
+        if key not in self.entries:
+            return None
+        node = self.entries[key][1]
+        return Declared(construct(node), self.loc(node, key))
+
+    def tolerance(self, key: str = "tolerance") -> Tolerance:
+        if key not in self.entries:
+            return Tolerance()
+        node = self.entries[key][1]
+        value = construct(node)
+        where = self.loc(node, key)
+        if not isinstance(value, dict) or not set(value) <= {"rtol", "atol"}:
+            self.error(where, "tolerance is a mapping with 'rtol' and/or 'atol'")
+            return Tolerance()
+        for name, number in value.items():
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
+                self.error(where, f"tolerance {name} must be a number >= 0, not {number!r}")
+                return Tolerance()
+        return Tolerance(**{k: float(v) for k, v in value.items()})

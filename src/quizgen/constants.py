@@ -1,0 +1,21 @@
+"""Every default and limit in one place, so the CLI, the loader, the schema and the worker agree."""
+
+from __future__ import annotations
+
+DEFAULT_TIMEOUT = 30.0  # seconds one snippet may run
+ORDER_TIMEOUT_FACTOR = 10  # an order search runs many candidate orders: it gets this many timeouts
+DEFAULT_MEMORY = 2 << 30  # bytes a worker may grow by (RLIMIT_AS above its size at start)
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-6
+
+OUTPUT_LIMIT = 64 * 1024  # characters of printed output kept per job
+MAX_ELEMENTS = 10_000  # elements of a tensor answer
+FILE_LIMIT = 64 * 1024 * 1024  # bytes a snippet may write into one file (RLIMIT_FSIZE)
+RETIRE_AFTER_JOBS = 500  # a worker is replaced after this many jobs
+RETIRE_GROWTH = 1 << 30  # ... or after growing by this many bytes
+
+REPEAT_MIN, REPEAT_MAX = 1, 100  # how often an order puzzle's block may run
+MIN_ORDER_LINES = 2
+MAX_CANDIDATES = 40320  # 8!: a puzzle with more free orderings than this is not one a learner can do
+
+INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed

@@ -1,0 +1,156 @@
+"""The typed records that cross the process boundary (parent <-> worker, as JSON lines) and the language
+boundary (an answer, embedded in pages and Anki notes, is read by static/judge.js)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, TypedDict
+
+from typing_extensions import NotRequired
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+
+# The answer types, written once: static/judge.js has a branch for each (tests/test_protocol.py holds it).
+ANSWER_TYPES: dict[str, str] = {
+    "none": "None",
+    "bool": "a Python bool",
+    "int": "a Python int",
+    "float": "a Python float (NaN and infinities as the strings 'nan', 'inf', '-inf')",
+    "str": "a Python str",
+    "shape": "a torch.Size, as a list of ints",
+    "dtype": "a torch.dtype, as its name ('torch.float32')",
+    "tensor": "a strided real tensor: nested lists of numbers (or bools), with its dtype and shape",
+    "list": "a list or tuple of plain numbers",
+    "exception": "the snippet raised: value is the exception's type name, message its text",
+    "repr": "anything else, compared by its repr",
+}
+AnswerType = Literal[
+    "none", "bool", "int", "float", "str", "shape", "dtype", "tensor", "list", "exception", "repr"
+]
+
+
+class Answer(TypedDict):
+    """An executed value: what a value card's learners must give."""
+
+    type: AnswerType
+    value: JSON
+    display: str  # how Python shows it
+    dtype: NotRequired[str]  # tensors only
+    shape: NotRequired[list[int]]  # tensors only
+    message: NotRequired[str]  # exceptions only
+
+
+class SnippetJob(TypedDict):
+    """Source from a card file and the file line its first line stands on (for tracebacks)."""
+
+    code: str
+    path: str
+    line: int
+
+
+class RunJob(TypedDict):
+    """Run setup, then code; with `answer`, evaluate expr (if any) and describe the value."""
+
+    type: Literal["run"]
+    setup: list[SnippetJob]
+    code: SnippetJob
+    answer: NotRequired[bool]
+    expr: NotRequired[SnippetJob | None]
+
+
+class SearchJob(TypedDict):
+    """Find every order of lines that passes check, and any usable distractor."""
+
+    type: Literal["search"]
+    setup: list[SnippetJob]
+    lines: list[SnippetJob]
+    distractors: list[SnippetJob]
+    repeat: int
+    check: SnippetJob
+
+
+Job: TypeAlias = RunJob | SearchJob
+
+
+class UsableDistractor(TypedDict):
+    distractor: int  # index into the distractors
+    order: list[int]  # a passing order using it (line indexes; distractor k is len(lines) + k)
+
+
+class Result(TypedDict):
+    """What a worker sends back for one job."""
+
+    ok: bool
+    output: str
+    seconds: NotRequired[float]
+    error: NotRequired[str]  # the card's fault: a failed snippet, timeout, crash
+    internal: NotRequired[str]  # quizgen's fault: a traceback of quizgen's own code
+    value: NotRequired[Answer]
+    orders: NotRequired[list[list[int]]]
+    usable_distractors: NotRequired[list[UsableDistractor]]
+    tried: NotRequired[int]
+    torch_version: NotRequired[str]
+    retire: NotRequired[bool]  # worker -> zygote only: replace this worker
+
+
+@dataclass
+class Outcome:
+    """What executing one card produced (from the worker or the cache)."""
+
+    ok: bool
+    output: str = ""
+    value: Answer | None = None
+    orders: list[list[int]] | None = None
+    usable_distractors: list[UsableDistractor] | None = None
+    error: str | None = None
+    internal: str | None = None
+    torch_version: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+
+    @classmethod
+    def from_result(cls, data: Result) -> Outcome:
+        return cls(
+            ok=bool(data["ok"]),
+            output=str(data.get("output", "")),
+            value=data.get("value"),
+            orders=data.get("orders"),
+            usable_distractors=data.get("usable_distractors"),
+            error=data.get("error"),
+            internal=data.get("internal"),
+            torch_version=str(data.get("torch_version", "")),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """As stored in the cache and in cards.json."""
+        return {
+            "ok": self.ok,
+            "output": self.output,
+            "value": self.value,
+            "orders": self.orders,
+            "usable_distractors": self.usable_distractors,
+            "error": self.error,
+            "torch_version": self.torch_version,
+            "seconds": self.seconds,
+        }
+
+
+class Request(TypedDict, total=False):
+    """Parent -> zygote: a job to run, or a cancellation of everything queued and running."""
+
+    id: str
+    job: Job
+    timeout: float
+    cancel: bool
+
+
+class Reply(TypedDict, total=False):
+    """Zygote -> parent: a job's result, readiness, or the end of a cancellation."""
+
+    id: str
+    result: Result
+    ready: bool
+    torch_version: str
+    pid: int
+    cancelled: bool

@@ -1,0 +1,168 @@
+"""Running one job inside a worker process: its output captured, torch's global state reset first.
+
+Only worker processes import this module (it imports torch).
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import time
+import traceback
+import warnings
+
+from quizgen.constants import OUTPUT_LIMIT
+from quizgen.execution import order_search
+from quizgen.execution.describe import describe
+from quizgen.execution.protocol import Answer, Job, Result, RunJob, SnippetJob
+from quizgen.execution.snippets import (
+    SnippetFailed,
+    compile_snippet,
+    format_exception,
+    fresh_namespace,
+    run,
+)
+
+
+class Capture:
+    """sys.stdout/stderr for snippets: keeps the first OUTPUT_LIMIT characters, drops the rest."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    def write(self, text: str) -> int:
+        room = OUTPUT_LIMIT - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n... [{self.dropped} more characters of output cut]"
+        return out
+
+
+_WARNING_FILTERS: list[object] = []
+
+
+def remember_state() -> None:
+    """Note the process-wide settings a snippet may change, so reset_state() can restore them."""
+    _WARNING_FILTERS[:] = list(warnings.filters)
+
+
+def reset_state() -> None:
+    """Undo what an earlier snippet in this worker may have changed in torch's global settings."""
+    import torch
+
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    torch.autograd.set_detect_anomaly(False)
+    if torch.are_deterministic_algorithms_enabled():  # the setter alone imports for 1.5 s
+        torch.use_deterministic_algorithms(False)
+    torch.set_printoptions(profile="default", sci_mode=None)
+    if hasattr(torch, "set_default_device"):
+        torch.set_default_device(None)
+    torch.set_num_threads(1)
+    filters: list[object] = warnings.filters  # type: ignore[assignment]
+    filters[:] = _WARNING_FILTERS
+    warnings._filters_mutated()  # type: ignore[attr-defined]  # filters were replaced behind its back
+
+
+def snippets(job: Job) -> list[SnippetJob]:
+    """Every snippet of a job (for registering their card files' lines)."""
+    found = list(job["setup"])
+    if job["type"] == "search":
+        return [*found, job["check"], *job["lines"], *job["distractors"]]
+    expr = job.get("expr")
+    return [*found, job["code"], *([expr] if expr else [])]
+
+
+def _exception_answer(exc: BaseException) -> Answer:
+    return {
+        "type": "exception",
+        "value": type(exc).__name__,
+        "message": str(exc)[:1000],
+        "display": "".join(traceback.format_exception_only(type(exc), exc)).strip()[:1000],
+    }
+
+
+def _run_code(job: RunJob, paths: set[str]) -> Result:
+    ns = fresh_namespace([compile_snippet(s) for s in job["setup"]], paths)
+    code = compile_snippet(job["code"])
+    result: Result = {"ok": True, "output": ""}
+    if not job.get("answer"):
+        try:
+            run(code, ns, "the snippet")
+        except SnippetFailed:
+            raise
+        except BaseException as exc:
+            raise SnippetFailed(format_exception(exc, paths)) from None
+        return result
+    expr_job = job.get("expr")
+    expr = compile_snippet(expr_job, "eval") if expr_job else None
+    try:
+        run(code, ns, "the snippet")
+        if expr is None:
+            raise SnippetFailed("the snippet finished without raising, and the card has no answer_expr")
+        value = eval(expr, ns)
+    except SnippetFailed:
+        raise
+    except BaseException as exc:
+        result["value"] = _exception_answer(exc)
+    else:
+        result["value"] = describe(value)
+    return result
+
+
+def run_job(job: Job) -> Result:
+    """Run one job in this worker process."""
+    paths = {s["path"] for s in snippets(job)}
+    if job["type"] == "search":
+        setups = [compile_snippet(s) for s in job["setup"]]
+        return order_search.search(job, setups, paths)
+    return _run_code(job, paths)
+
+
+def execute_job(job: Job, home: str) -> Result:
+    """Run a job with its output captured; `home` is the folder card paths are relative to.
+
+    A failure of quizgen's own code is reported as `internal` with its traceback, never as the card's.
+    """
+    for s in snippets(job):
+        # Register the card file's lines under the name the code was compiled with, so tracebacks
+        # show them although the snippet runs in another folder; mtime None keeps linecache from
+        # dropping the entry when it cannot stat that name from here.
+        lines = linecache.getlines(os.path.join(home, s["path"]))
+        if lines:
+            linecache.cache[s["path"]] = (len("".join(lines)), None, lines, s["path"])
+    capture = Capture()
+    saved = sys.stdout, sys.stderr
+    start = time.perf_counter()
+    try:
+        reset_state()
+        sys.stdout = sys.stderr = capture
+        result = run_job(job)
+    except SnippetFailed as exc:
+        result = {"ok": False, "output": "", "error": exc.message, "retire": exc.retire}
+    except MemoryError:
+        result = {"ok": False, "output": "", "error": "ran out of memory (the per-snippet memory cap)"}
+        result["retire"] = True
+    except Exception:
+        result = {"ok": False, "output": "", "internal": traceback.format_exc(), "retire": True}
+    finally:
+        sys.stdout, sys.stderr = saved
+    result["output"] = capture.text()
+    result["seconds"] = time.perf_counter() - start
+    return result

@@ -1,0 +1,78 @@
+"""Running card code inside a worker: compiling with the card file's name and line, fresh namespaces,
+seeds, and errors reduced to the frames in card files. Only worker processes import this (torch)."""
+
+from __future__ import annotations
+
+import random
+import traceback
+from types import CodeType
+
+from quizgen.execution.protocol import SnippetJob
+
+
+class SnippetFailed(Exception):
+    """The card's code failed in a way that is the card's fault (or its limits)."""
+
+    def __init__(self, message: str, retire: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retire = retire  # the worker may be in a bad state: replace it
+
+
+def compile_snippet(snippet: SnippetJob, mode: str = "exec") -> CodeType:
+    """Compiled so that tracebacks name the card file and its line numbers."""
+    padded = "\n" * (int(snippet["line"]) - 1) + snippet["code"]
+    return compile(padded, snippet["path"], mode)
+
+
+def format_exception(exc: BaseException, paths: set[str]) -> str:
+    """A traceback reduced to the frames in card files, ending with the exception itself."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in paths]
+    lines = ["Traceback (most recent call last):\n"] if frames else []
+    lines += traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
+
+
+def run(code: CodeType, ns: dict[str, object], what: str) -> None:
+    """exec, turning the ways a snippet ends the worker's job (exit, memory) into SnippetFailed."""
+    try:
+        exec(code, ns)
+    except SystemExit as exc:
+        raise SnippetFailed(f"{what} called sys.exit({exc.code!r})") from None
+    except MemoryError:
+        raise SnippetFailed(f"{what} ran out of memory (the per-snippet memory cap)", retire=True) from None
+    except RuntimeError as exc:
+        # torch's allocator reports an exhausted memory cap as a RuntimeError, not MemoryError.
+        if "can't allocate memory" in str(exc) or "not enough memory" in str(exc):
+            raise SnippetFailed(
+                f"{what} ran out of memory (the per-snippet memory cap)", retire=True
+            ) from None
+        raise
+
+
+def seed() -> None:
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    try:
+        import numpy
+
+        numpy.random.seed(0)
+    except ImportError:  # pragma: no cover - numpy ships with the torch wheel's requirements here
+        pass
+
+
+def fresh_namespace(setups: list[CodeType], paths: set[str]) -> dict[str, object]:
+    """A new module namespace with seeds reset and every setup snippet run in it."""
+    seed()
+    ns: dict[str, object] = {"__name__": "__quizgen__"}
+    for code in setups:
+        try:
+            run(code, ns, "setup")
+        except SnippetFailed:
+            raise
+        except BaseException as exc:
+            raise SnippetFailed("setup failed:\n" + format_exception(exc, paths)) from None
+    return ns

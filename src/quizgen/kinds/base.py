@@ -1,0 +1,68 @@
+"""What a card kind is: everything the rest of quizgen needs to know about one kind, in one class.
+
+A kind reads its fields (parse), says what must run (job), checks what ran (verify), and shows itself
+to learners (view) and to Anki (note_fields). Its templates are `templates/anki/<name>.{front,back}.html`
+and `templates/quiz/kinds/<name>.html`; its quiz script, if any, `static/quiz/kinds/<name>.js`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import ClassVar
+
+from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
+from quizgen.cards.reader import Reader
+from quizgen.cards.schema import Field
+from quizgen.errors import Problem
+from quizgen.execution.protocol import Job, Outcome, SnippetJob
+from quizgen.render.present import CardView
+
+
+class CardKind:
+    name: ClassVar[str]
+    title: ClassVar[str]  # the heading a card of this kind gets in the quiz
+    fields: ClassVar[dict[str, Field]]  # the kind's own fields (besides id, kind, tags, explain)
+    run_field: ClassVar[str] = "code"  # the field blamed when execution fails
+    anki_model_id: ClassVar[int]  # frozen for ever: Anki matches note types by id
+    anki_fields: ClassVar[tuple[str, ...]]  # frozen for ever under anki_model_id (see render/anki/notetypes)
+
+    def parse(self, reader: Reader, common: Card) -> Card:
+        """The card, from its YAML fields; problems go to the reader."""
+        raise NotImplementedError
+
+    def job(self, deck: Deck, card: Card) -> Job | None:
+        """What the worker must run for the card, or None when nothing in it executes."""
+        return None
+
+    def failure(self, card: Card, message: str) -> str:
+        """The message for a card whose execution failed."""
+        return message
+
+    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
+        """Every way a successfully executed card disagrees with its execution."""
+        return []
+
+    def view(self, vc: VerifiedCard, view: CardView) -> None:
+        """Fill in the kind's part of what learners see."""
+        raise NotImplementedError
+
+    def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
+        """The kind's own Anki note fields, as HTML that still needs making Anki-safe."""
+        raise NotImplementedError
+
+    def setup_shown(self, card: Card) -> list[Snippet]:
+        """The card's own setup, shown to Anki learners after the deck's."""
+        return []
+
+    def anki_templates(self) -> tuple[str, str]:
+        """(front, back) Anki templates, with `%QUIZGEN_JS%` where the media script's name goes."""
+        folder = resources.files("quizgen").joinpath("templates", "anki")
+        return tuple(  # type: ignore[return-value]
+            folder.joinpath(f"{self.name}.{side}.html").read_text(encoding="utf-8")
+            for side in ("front", "back")
+        )
+
+
+def setup_jobs(deck: Deck, *extra: Snippet | None) -> list[SnippetJob]:
+    """The deck's setup and any further setup snippets, as they go into a job."""
+    return [s.to_job() for s in (deck.setup, *extra) if s is not None]

@@ -1,0 +1,48 @@
+"""The one interface every output implements: verified decks in, files staged, messages out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from quizgen.cards.model import VerifiedDeck
+from quizgen.render.stage import Stage
+
+
+@dataclass(frozen=True)
+class Project:
+    """What the renderers get: the verified decks and where things live."""
+
+    decks: list[VerifiedDeck]
+    cards_dir: Path
+    out_dir: Path
+
+    @property
+    def templates_dir(self) -> Path:
+        """A project's template overrides: `templates/` beside the cards folder."""
+        return self.cards_dir.parent / "templates"
+
+
+@dataclass
+class Rendered:
+    written: list[Path] = field(default_factory=list)  # the targets, as the build reports them
+    notes: list[str] = field(default_factory=list)  # what the user should know (lock updated, ...)
+
+
+class Renderer(Protocol):
+    name: str
+
+    def render(self, project: Project, stage: Stage) -> Rendered:
+        """Write this output's files through `stage` (never straight to their targets)."""
+        ...
+
+
+def renderers() -> list[Renderer]:
+    """Every output, in the order they are built (imported here so `quizgen --help` stays light)."""
+    from quizgen.render.anki import AnkiRenderer
+    from quizgen.render.cards_json import CardsJson
+    from quizgen.render.quiz import QuizRenderer
+    from quizgen.render.schema_file import SchemaFile
+
+    return [CardsJson(), SchemaFile(), AnkiRenderer(), QuizRenderer()]
