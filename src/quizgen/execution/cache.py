@@ -70,8 +70,8 @@ class Cache:
 
     def put(self, key: str, outcome: Outcome) -> None:
         """Store a successful outcome; failures carry file locations and are always rerun."""
-        if not self.enabled or not outcome.ok:
-            return
+        if not self.enabled or not outcome.ok or outcome.contaminated:
+            return  # a job that changed its worker's shared state is run again next time
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

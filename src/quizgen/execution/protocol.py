@@ -91,6 +91,7 @@ class Result(TypedDict):
     tried: NotRequired[int]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
+    contaminated: NotRequired[list[str]]  # the shared namespaces the job changed (its result is not cached)
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Outcome:
     usable_distractors: list[UsableDistractor] | None = None
     error: str | None = None
     internal: str | None = None
+    contaminated: list[str] | None = None
     torch_version: str = ""
     seconds: float = 0.0
     cached: bool = False
@@ -118,6 +120,7 @@ class Outcome:
             usable_distractors=data.get("usable_distractors"),
             error=data.get("error"),
             internal=data.get("internal"),
+            contaminated=data.get("contaminated"),
             torch_version=str(data.get("torch_version", "")),
             seconds=float(data.get("seconds", 0.0)),
         )
@@ -154,3 +157,10 @@ class Reply(TypedDict, total=False):
     torch_version: str
     pid: int
     cancelled: bool
+
+
+class WorkerTask(TypedDict):
+    """Zygote -> worker: one job and the seconds it may take."""
+
+    job: Job
+    timeout: float

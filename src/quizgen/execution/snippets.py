@@ -3,6 +3,7 @@ seeds, and errors reduced to the frames in card files. Only worker processes imp
 
 from __future__ import annotations
 
+import os
 import random
 import traceback
 from types import CodeType
@@ -35,7 +36,7 @@ def format_exception(exc: BaseException, paths: set[str]) -> str:
 
 
 def run(code: CodeType, ns: dict[str, object], what: str) -> None:
-    """exec, turning the ways a snippet ends the worker's job (exit, memory) into SnippetFailed."""
+    """exec, turning the ways a snippet ends its job (exit, memory) into SnippetFailed."""
     try:
         exec(code, ns)
     except SystemExit as exc:
@@ -49,6 +50,16 @@ def run(code: CodeType, ns: dict[str, object], what: str) -> None:
                 f"{what} ran out of memory (the per-snippet memory cap)", retire=True
             ) from None
         raise
+    finally:
+        _end_if_forked()
+
+
+def _end_if_forked() -> None:
+    """A process the snippet forked must not go on as the job (and answer for it): it ends here."""
+    from quizgen.execution.isolate import is_fork_of_job
+
+    if is_fork_of_job():
+        os._exit(0)
 
 
 def seed() -> None:

@@ -31,9 +31,12 @@ from quizgen.constants import (
     INTERNAL_ERROR_EXIT,
     ORDER_TIMEOUT_FACTOR,
     RETIRE_AFTER_JOBS,
-    RETIRE_GROWTH,
 )
-from quizgen.execution.protocol import Job, Reply, Request, Result
+from quizgen.execution import isolate
+from quizgen.execution.contamination import Watch
+from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
+
+WORKER_GRACE = 10.0
 
 
 def _warm_up(optimizers: bool) -> str:
@@ -61,11 +64,6 @@ def _warm_up(optimizers: bool) -> str:
 # -- inside a worker ------------------------------------------------------------------------------
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
-
-
 def _limit_resources(memory: int) -> None:
     with open("/proc/self/statm") as f:
         vsize = int(f.read().split()[0]) * resource.getpagesize()
@@ -91,43 +89,58 @@ def _send_result(write_fd: int, result: Result) -> None:
         data = data[os.write(write_fd, data) :]
 
 
-def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str) -> None:
-    """The worker's life: run jobs until told to stop or worn out. Never returns.
+def _run_in_place(task: WorkerTask, home: str, workdir: str) -> Result:
+    """Run a job in this worker (its timeout is the zygote's to enforce), then end what it started."""
+    from quizgen.execution import isolate, runner
 
+    jobdir = tempfile.mkdtemp(dir=workdir)
+    os.chdir(jobdir)
+    try:
+        return runner.execute_job(task["job"], home)
+    finally:
+        os.chdir(workdir)
+        isolate.reap_all(None)
+        shutil.rmtree(jobdir, ignore_errors=True)
+
+
+def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str, watch: Watch | None) -> None:
+    """The worker's life: run jobs until told to stop, worn out or contaminated. Never returns.
+
+    With a `watch`, jobs run here one after another and a job that changed a shared namespace is this
+    worker's last; without one (the namespaces cannot be watched cheaply), each job runs in a child.
     stdin and stdout go to /dev/null (stdout is the zygote's reply pipe); stderr stays the pool's, so
     what quizgen itself writes there is kept for the report of a quizgen bug.
     """
-    from quizgen.execution import runner
+    from quizgen.execution import isolate
 
     status = 0
     try:
         _die_with_parent()
+        isolate.become_subreaper()
+        isolate.claim_jobs()
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1):
             os.dup2(devnull, fd)
         _limit_resources(memory)
-        start_rss = _rss()
+        if watch is not None:
+            shutil.rmtree(tempfile.mkdtemp(dir=workdir))  # what a job's folder sets up in tempfile
+            watch.accept()  # forking and this set-up rewrote a few namespaces (threading, tempfile)
         requests = os.fdopen(read_fd, "rb")
         for done in range(1, RETIRE_AFTER_JOBS + 1):
             line = requests.readline()
             if not line:
                 break
-            job: Job = json.loads(line)
-            jobdir = tempfile.mkdtemp(dir=workdir)
-            os.chdir(jobdir)
-            result = runner.execute_job(job, home)
-            os.chdir(workdir)
-            shutil.rmtree(jobdir, ignore_errors=True)
-            retire = (
-                bool(result.get("retire")) or _rss() - start_rss > RETIRE_GROWTH or done == RETIRE_AFTER_JOBS
-            )
+            task: WorkerTask = json.loads(line)
+            if watch is None:
+                result = isolate.run_isolated(task["job"], home, workdir, task["timeout"])
+            else:
+                result = _run_in_place(task, home, workdir)
+                changed = watch.changed()
+                if changed:
+                    result["contaminated"] = changed
+            retire = done == RETIRE_AFTER_JOBS or bool(result.get("retire") or result.get("contaminated"))
             result["retire"] = retire  # the zygote must not hand this worker another job
-            try:
-                _send_result(write_fd, result)
-            except (TypeError, ValueError):  # quizgen put something in the result JSON cannot hold
-                internal = traceback.format_exc()
-                _send_result(write_fd, {"ok": False, "output": "", "internal": internal, "retire": True})
-                break
+            _send_result(write_fd, result)
             if retire:
                 break
     except BaseException:
@@ -153,23 +166,25 @@ class _Worker:
         self.timed_out = False
         self.cancelled = False
         self.retiring = False
+        self.in_place = True  # jobs run in the worker itself (not each in a child)
 
 
-def _describe_exit(status: int, worker: _Worker) -> str:
+def _worker_death(status: int, worker: _Worker) -> Result:
+    """A worker ended while it had a job: the job's fault when it ran in the worker, else quizgen's."""
     if worker.timed_out:
-        return f"the snippet did not finish within {worker.limit:.3g} s (timeout) and was stopped"
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        if sig == signal.SIGKILL:
-            return "the snippet was killed (SIGKILL), most likely for using too much memory"
-        return f"the snippet crashed the worker process ({name})"
-    code = os.WEXITSTATUS(status)
-    return f"the snippet ended the worker process (exit status {code}) before finishing"
+        message = f"the snippet did not finish within {worker.limit:.3g} s (timeout) and was stopped"
+        return {"ok": False, "output": "", "error": message}
+    if worker.in_place:
+        return {"ok": False, "output": "", "error": isolate.describe_exit(status)}
+    why = isolate.describe_exit(status).replace("the snippet", "the worker process", 1)
+    return {"ok": False, "output": "", "internal": why + " (its stderr may say why)"}
 
 
 class _Zygote:
-    def __init__(self, jobs: int, timeout: float, memory: int, torch_version: str) -> None:
+    def __init__(
+        self, jobs: int, timeout: float, memory: int, torch_version: str, watch: Watch | None
+    ) -> None:
+        self.watch = watch  # taken here, once: every worker is forked from this state
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
         self.home = os.getcwd()
@@ -195,11 +210,12 @@ class _Zygote:
                 os.close(w.from_fd)
             os.close(to_write)
             os.close(from_read)
-            _worker(to_read, from_write, workdir, self.memory, self.home)
+            _worker(to_read, from_write, workdir, self.memory, self.home, self.watch)
         os.close(to_read)
         os.close(from_write)
         os.set_blocking(from_read, False)
         worker = _Worker(pid, to_write, from_read, workdir)
+        worker.in_place = self.watch is not None
         self.workers[from_read] = worker
         self.sel.register(from_read, selectors.EVENT_READ, worker)
         return worker
@@ -208,12 +224,15 @@ class _Zygote:
         job = message["job"]
         factor = ORDER_TIMEOUT_FACTOR if job["type"] == "search" else 1
         worker.limit = float(message.get("timeout", self.timeout)) * factor
-        worker.deadline = time.monotonic() + worker.limit
+        # A worker that runs each job in a child stops it at its limit itself; otherwise the zygote does.
+        grace = WORKER_GRACE if self.watch is None else 0.0
+        worker.deadline = time.monotonic() + worker.limit + grace
         worker.job_id = message["id"]
         worker.timed_out = worker.cancelled = False
         worker.data.clear()
         with contextlib.suppress(OSError):  # it died just now; its EOF reports the job
-            os.write(worker.to_fd, (json.dumps(job) + "\n").encode())
+            task: WorkerTask = {"job": job, "timeout": worker.limit}
+            os.write(worker.to_fd, (json.dumps(task) + "\n").encode())
 
     def dispatch(self) -> None:
         idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
@@ -253,9 +272,10 @@ class _Zygote:
         os.close(worker.to_fd)
         del self.workers[worker.from_fd]
         _, status = os.waitpid(worker.pid, 0)
+        isolate.reap_orphans(keep={w.pid for w in self.workers.values()})
         shutil.rmtree(worker.workdir, ignore_errors=True)
         if worker.job_id is not None:
-            self.reply(worker, {"ok": False, "error": _describe_exit(status, worker), "output": ""})
+            self.reply(worker, _worker_death(status, worker))
 
     def command(self, message: Request) -> None:
         if message.get("cancel"):
@@ -301,6 +321,8 @@ class _Zygote:
                 if w.job_id is not None and now >= w.deadline and not w.timed_out:
                     w.timed_out = True
                     os.kill(w.pid, signal.SIGKILL)
+                    # At once, not at its pipe's end: a process the snippet forked may hold that open.
+                    self.bury(w)
 
     def shutdown(self) -> None:
         for w in list(self.workers.values()):
@@ -320,7 +342,11 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     torch_version = _warm_up(optimizers=not args.cold)
-    zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version)
+    isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
+    watch = Watch()
+    zygote = _Zygote(
+        max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None
+    )
     zygote.send({"ready": True, "torch_version": torch_version, "pid": os.getpid()})
     try:
         zygote.serve()

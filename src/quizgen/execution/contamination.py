@@ -1,0 +1,113 @@
+"""Noticing that a job changed what the next job in the same worker would see.
+
+A worker runs many jobs, so a card that patches torch (`torch.optim.Optimizer.zero_grad = ...`),
+replaces a module in `sys.modules` or changes the environment would change later cards' answers. After
+each job the worker compares every module's and class's namespace with how it was when the worker
+started; a job that changed one is the worker's last (its result is not cached, and the next job
+runs in a fresh worker forked from the warm zygote). torch's global settings that live in C (default
+dtype, grad mode, threads, ...) are reset before every job instead (runner.reset_state).
+
+Comparing every namespace entry by entry costs ~30 ms; CPython keeps a version tag in every dict
+that changes with each write (PEP 509), so the check reads ~8000 tags (~1 ms) and looks closer only
+at the dicts whose tag moved. Where the tag cannot be read (another interpreter), the slow path
+compares identities.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+
+_VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # PyDictObject: refcnt, type, ma_used, ma_version_tag
+
+
+def _namespaces() -> Iterator[tuple[str, dict[str, object]]]:
+    """Every module namespace, every class namespace defined in one, sys.modules and the environment."""
+    yield "sys.modules", sys.modules  # type: ignore[misc]
+    yield "os.environ", os.environ._data  # type: ignore[attr-defined]
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict) or name.split(".")[0] in _OWN:
+            continue
+        yield name, namespace
+        for value in list(namespace.values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                inner = gc.get_referents(value.__dict__)  # the dict behind the mappingproxy
+                if inner and isinstance(inner[0], dict):
+                    yield f"{name}.{value.__qualname__}", inner[0]
+
+
+def _tags_work() -> bool:
+    probe: dict[str, int] = {}
+    before = ctypes.c_uint64.from_address(id(probe) + _VERSION_OFFSET).value
+    probe["x"] = 1
+    return sys.implementation.name == "cpython" and (
+        ctypes.c_uint64.from_address(id(probe) + _VERSION_OFFSET).value != before
+    )
+
+
+class Watch:
+    """The namespaces as they were when the worker started."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.dicts: list[dict[str, object]] = []
+        self.entries: list[dict[str, int]] = []
+        for name, namespace in _namespaces():
+            self.names.append(name)
+            self.dicts.append(namespace)
+            self.entries.append({key: id(value) for key, value in list(namespace.items())})
+        self.fast = _tags_work()
+        self.cells = (
+            [ctypes.c_uint64.from_address(id(d) + _VERSION_OFFSET) for d in self.dicts] if self.fast else []
+        )
+        self.tags = [cell.value for cell in self.cells]
+        self.module_ids = {name: id(module) for name, module in sys.modules.items()}
+
+    def accept(self) -> None:
+        """Take the namespaces as they are now as the clean state (a new worker's own set-up changed some)."""
+        for i in range(len(self.dicts)):
+            if not self.fast or self.cells[i].value != self.tags[i]:
+                self.entries[i] = {key: id(value) for key, value in list(self.dicts[i].items())}
+                if self.fast:
+                    self.tags[i] = self.cells[i].value
+
+    def changed(self) -> list[str]:
+        """The namespaces in which an entry that was there is now another object or gone."""
+        if self.fast:
+            suspects = [i for i, cell in enumerate(self.cells) if cell.value != self.tags[i]]
+        else:
+            suspects = list(range(len(self.dicts)))
+        changed = []
+        for i in suspects:
+            if self._differs(i):
+                changed.append(self.names[i])
+            elif self.fast:
+                self.tags[i] = self.cells[i].value  # only lazy imports or bookkeeping: still clean
+        return changed
+
+    def _differs(self, i: int) -> bool:
+        """Whether an entry was replaced, removed or added (an added submodule or dunder is fine)."""
+        now, before = self.dicts[i], self.entries[i]
+        ignore = _BOOKKEEPING.get(self.names[i], ())
+        if any(id(now.get(key, _MISSING)) != ident and key not in ignore for key, ident in before.items()):
+            return True
+        if self.names[i] in _STRICT:
+            return len(now) != len(before)  # a variable added to the environment counts too
+        added = [key for key in list(now) if key not in before]
+        return any(not _harmless(key, now.get(key)) for key in added)
+
+
+def _harmless(key: str, value: object) -> bool:
+    return isinstance(value, ModuleType) or (key.startswith("__") and key.endswith("__"))
+
+
+_MISSING = object()
+_STRICT = {"os.environ"}
+_OWN = {"quizgen"}  # our own modules keep per-job bookkeeping; no card code reaches them
+# Entries the interpreter itself rewrites in normal use (not a card's doing).
+_BOOKKEEPING: dict[str, tuple[str, ...]] = {"warnings": ("_filters_version",)}

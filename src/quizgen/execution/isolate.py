@@ -1,0 +1,172 @@
+"""One job, one process: a worker forks a child per job, so no job can see what another changed.
+
+A card that patches torch (say `torch.optim.Optimizer.zero_grad`) changes only its own child; the
+worker stays as it was warmed up. The child leads its own process group and the worker is a child
+subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when the
+job ends. The worker enforces the job's timeout itself and reads the result from a pipe that only
+the child may answer on: a grandchild holding that pipe cannot stall the build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import tempfile
+import time
+import traceback
+
+from quizgen.execution.protocol import Job, Result
+
+_PR_SET_CHILD_SUBREAPER = 36
+_owner = 0  # the pid of the job's own process (set in the child); its forks must not answer
+
+
+def become_subreaper() -> None:
+    """Orphans of this process's children become its children, so none escapes `reap_all`."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: no subreaper
+        ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def claim_jobs() -> None:
+    """Mark this process as the one that runs jobs: processes its snippets fork are not."""
+    global _owner
+    _owner = os.getpid()
+
+
+def is_fork_of_job() -> bool:
+    """True in a process a snippet forked: it must end instead of going on as the job."""
+    return _owner != 0 and os.getpid() != _owner
+
+
+def describe_exit(status: int) -> str:
+    """Why a job's process ended without a result."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGKILL:
+            return "the snippet was killed (SIGKILL), most likely for using too much memory"
+        return f"the snippet crashed the worker process ({name})"
+    return f"the snippet ended the worker process (exit status {os.WEXITSTATUS(status)}) before finishing"
+
+
+def _child(job: Job, home: str, jobdir: str, write_fd: int) -> None:
+    """The job's process: run it, send the result, end. Never returns."""
+    global _owner
+    from quizgen.execution import runner
+
+    try:
+        _owner = os.getpid()
+        os.setpgid(0, 0)
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
+        os.chdir(jobdir)
+        result = runner.execute_job(job, home)
+        data = (json.dumps(result) + "\n").encode()
+    except BaseException:  # quizgen's own failure (a snippet's exceptions never get here)
+        internal: Result = {"ok": False, "output": "", "internal": traceback.format_exc()}
+        data = (json.dumps(internal) + "\n").encode()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view) :]
+    finally:
+        os._exit(0)
+
+
+def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
+    """The child's result line (or what came of it) and whether the timeout struck."""
+    deadline = time.monotonic() + timeout
+    pidfd = os.pidfd_open(pid)
+    data = bytearray()
+    try:
+        while not data.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(data), True
+            ready, _, _ = select.select([read_fd, pidfd], [], [], left)
+            if read_fd in ready:
+                chunk = os.read(read_fd, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+            elif pidfd in ready:
+                os.set_blocking(read_fd, False)  # the child is gone: take what it wrote, wait no more
+                try:
+                    while chunk := os.read(read_fd, 1 << 16):
+                        data += chunk
+                except BlockingIOError:
+                    pass
+                break
+    finally:
+        os.close(pidfd)
+    return bytes(data), False
+
+
+def reap_orphans(keep: set[int]) -> None:
+    """Kill and reap every child but `keep` (orphans of a killed worker that came to this subreaper)."""
+    for pid in _children():
+        if pid not in keep:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def reap_all(group: int | None) -> None:
+    """Kill the job's process group (if any) and every descendant left, and wait for them all."""
+    if group is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+    while True:
+        children = _children()
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            pid, _ = os.waitpid(-1, 0 if children else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0 and not children:
+            return
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:  # pragma: no cover - no /proc
+        pass
+    return pids
+
+
+def run_isolated(job: Job, home: str, workdir: str, timeout: float) -> Result:
+    """Run one job in a child process of its own, in a fresh folder, within `timeout` seconds."""
+    jobdir = tempfile.mkdtemp(dir=workdir)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(job, home, jobdir, write_fd)
+    os.close(write_fd)
+    try:
+        data, timed_out = _read_result(read_fd, pid, timeout)
+    finally:
+        os.close(read_fd)
+    status = 0
+    if not timed_out:
+        _, status = os.waitpid(pid, 0)
+    reap_all(pid)
+    shutil.rmtree(jobdir, ignore_errors=True)
+    if data.endswith(b"\n"):
+        result: Result = json.loads(data)
+        return result
+    if timed_out:
+        message = f"the snippet did not finish within {timeout:.3g} s (timeout) and was stopped"
+        return {"ok": False, "output": "", "error": message}
+    return {"ok": False, "output": "", "error": describe_exit(status)}
