@@ -82,6 +82,7 @@ cards:
       opt.zero_grad()
       print(w.grad)
       assert w.grad is None
+    holds: w.grad is not None and bool((w.grad == 0).all())
   - id: order-train-step
     kind: order
     ask: "Put one training step in order."

@@ -43,6 +43,7 @@ cards:
       out = "<img src=x onerror=\\"window.__pwned = 'output'\\">"
       print(out)
       assert out.startswith("<img")
+    holds: out.startswith("<script")
   - id: hostile-order
     kind: order
     ask: "Order these <b onmouseover=\\"window.__pwned = 'order'\\">lines</b>."

@@ -66,6 +66,7 @@ def test_every_error_is_reported_at_once_with_its_location(project: Callable[...
                 claim: c
                 verdict: maybe
                 proof: assert True
+                holds: "True"
                 explian: typo
               - id: Bad_Id
                 kind: basic
@@ -80,9 +81,9 @@ def test_every_error_is_reported_at_once_with_its_location(project: Callable[...
     cards_a = str(root / "cards" / "a.yaml")
     assert errors[0].startswith(f"{cards_a}:8:") and "card 'first' -> code: Python syntax error" in errors[0]
     assert f"{cards_a}:13:" in errors[1] and "card 'second' -> verdict: verdict is true or false" in errors[1]
-    assert f"{cards_a}:15:" in errors[2] and "unknown key 'explian'; did you mean 'explain'?" in errors[2]
-    assert f"{cards_a}:16:" in errors[3] and "card 'Bad_Id' -> id: an id is a slug" in errors[3]
-    assert f"{cards_a}:21:" in errors[4] and "unknown kind 'puzzle'" in errors[4]
+    assert f"{cards_a}:16:" in errors[2] and "unknown key 'explian'; did you mean 'explain'?" in errors[2]
+    assert f"{cards_a}:17:" in errors[3] and "card 'Bad_Id' -> id: an id is a slug" in errors[3]
+    assert f"{cards_a}:22:" in errors[4] and "unknown kind 'puzzle'" in errors[4]
     assert len(errors) == 5
 
 
@@ -142,7 +143,7 @@ def test_invalid_yaml_names_line_and_column(project: Callable[..., Path]) -> Non
             "kind: value\n    ask: q\n    code: x = 1\n    answer_expr: x\n    tolerance: {rtol: -1}",
             "rtol must be",
         ),
-        ("kind: myth\n    claim: c\n    verdict: true\n    proof: print(1)", "needs at least one assert"),
+        ("kind: myth\n    claim: c\n    proof: print(1)", "missing required field 'holds'"),
         ("kind: order\n    lines: [a = 1]\n    check: assert a", "at least 2 lines"),
         ("kind: order\n    lines: [a = 1, a = 1]\n    check: assert a", "appears twice"),
         (

@@ -5,6 +5,7 @@ static/judge.js is its learner-side twin (typed answers against the executed Ans
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from quizgen.cards.model import Tolerance
@@ -55,7 +56,13 @@ def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
     type_, value = computed["type"], computed.get("value")
     if isinstance(declared, dict):
         if "raises" in declared:
-            return type_ == "exception" and value == declared["raises"]
+            pattern = declared.get("match")
+            message = str(computed.get("message", ""))
+            return (
+                type_ == "exception"
+                and value == declared["raises"]
+                and (not isinstance(pattern, str) or re.search(pattern, message) is not None)
+            )
         if "shape" in declared:
             return type_ == "shape" and value == declared["shape"]
         return False
@@ -89,7 +96,8 @@ def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
 
 def show_declared(declared: JSON) -> str:
     if isinstance(declared, dict) and "raises" in declared:
-        return f"raises {declared['raises']}"
+        match = f" matching {declared['match']!r}" if "match" in declared else ""
+        return f"raises {declared['raises']}{match}"
     if isinstance(declared, dict) and "shape" in declared:
         return f"shape {declared['shape']}"
     return repr(declared)
@@ -98,5 +106,6 @@ def show_declared(declared: JSON) -> str:
 def show(computed: Answer) -> str:
     """How an executed value reads in messages and on cards."""
     if computed["type"] == "exception":
-        return f"raises {computed['value']}"
+        message = str(computed.get("message", "")).strip()
+        return f"raises {computed['value']}: {message}" if message else f"raises {computed['value']}"
     return str(computed.get("display", computed.get("value")))

@@ -77,6 +77,14 @@ class UsableDistractor(TypedDict):
     order: list[int]  # a passing order using it (line indexes; distractor k is len(lines) + k)
 
 
+class Raised(TypedDict):
+    """Where the exception that became an answer was raised: the innermost frame in the card file."""
+
+    path: str
+    line: int  # 0 when no frame of the card file was involved
+    traceback: str  # reduced to the card file's frames
+
+
 class Result(TypedDict):
     """What a worker sends back for one job."""
 
@@ -86,6 +94,7 @@ class Result(TypedDict):
     error: NotRequired[str]  # the card's fault: a failed snippet, timeout, crash
     internal: NotRequired[str]  # quizgen's fault: a traceback of quizgen's own code
     value: NotRequired[Answer]
+    raised: NotRequired[Raised]  # with an exception answer
     orders: NotRequired[list[list[int]]]
     usable_distractors: NotRequired[list[UsableDistractor]]
     tried: NotRequired[int]
@@ -101,6 +110,7 @@ class Outcome:
     ok: bool
     output: str = ""
     value: Answer | None = None
+    raised: Raised | None = None
     orders: list[list[int]] | None = None
     usable_distractors: list[UsableDistractor] | None = None
     error: str | None = None
@@ -116,6 +126,7 @@ class Outcome:
             ok=bool(data["ok"]),
             output=str(data.get("output", "")),
             value=data.get("value"),
+            raised=data.get("raised"),
             orders=data.get("orders"),
             usable_distractors=data.get("usable_distractors"),
             error=data.get("error"),
@@ -131,6 +142,7 @@ class Outcome:
             "ok": self.ok,
             "output": self.output,
             "value": self.value,
+            "raised": self.raised,
             "orders": self.orders,
             "usable_distractors": self.usable_distractors,
             "error": self.error,

@@ -15,7 +15,7 @@ import warnings
 from quizgen.constants import OUTPUT_LIMIT
 from quizgen.execution import order_search
 from quizgen.execution.describe import describe
-from quizgen.execution.protocol import Answer, Job, Result, RunJob, SnippetJob
+from quizgen.execution.protocol import Answer, Job, Raised, Result, RunJob, SnippetJob
 from quizgen.execution.snippets import (
     SnippetFailed,
     compile_snippet,
@@ -98,6 +98,17 @@ def _exception_answer(exc: BaseException) -> Answer:
     }
 
 
+def _raised(exc: BaseException, paths: set[str]) -> Raised:
+    """The innermost frame of the card file the exception passed through, and its reduced traceback."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in paths]
+    last = frames[-1] if frames else None
+    return {
+        "path": last.filename if last else "",
+        "line": (last.lineno or 0) if last else 0,
+        "traceback": format_exception(exc, paths),
+    }
+
+
 def _run_code(job: RunJob, paths: set[str]) -> Result:
     ns = fresh_namespace([compile_snippet(s) for s in job["setup"]], paths)
     code = compile_snippet(job["code"])
@@ -121,6 +132,7 @@ def _run_code(job: RunJob, paths: set[str]) -> Result:
         raise
     except BaseException as exc:
         result["value"] = _exception_answer(exc)
+        result["raised"] = _raised(exc, paths)
     else:
         result["value"] = describe(value)
     return result

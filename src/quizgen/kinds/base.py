@@ -10,10 +10,11 @@ from __future__ import annotations
 from importlib import resources
 from typing import ClassVar
 
+from quizgen import answers
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
-from quizgen.errors import Problem
+from quizgen.errors import Location, Problem
 from quizgen.execution.protocol import Job, Outcome, SnippetJob
 from quizgen.render.present import CardView
 
@@ -61,6 +62,21 @@ class CardKind:
             folder.joinpath(f"{self.name}.{side}.html").read_text(encoding="utf-8")
             for side in ("front", "back")
         )
+
+
+def raised_problem(card: Card, outcome: Outcome, field: str, hint: str) -> Problem:
+    """An exception the card did not declare, reported at the line that raised it, with its traceback."""
+    raised = outcome.raised
+    where = card.at(field)
+    if raised and raised["line"]:
+        where = Location(raised["path"], raised["line"], 0, card.id, field)
+    trace = raised["traceback"] if raised else answers.show(outcome.value) if outcome.value else ""
+    return Problem(where, f"{hint}:\n{trace}")
+
+
+def snippet_lines(*snippets: Snippet | None) -> set[tuple[str, int]]:
+    """(file, line) of every line of the snippets: where an exception may come from."""
+    return {(s.path, s.line + k) for s in snippets if s is not None for k in range(s.code.count("\n") + 1)}
 
 
 def setup_jobs(deck: Deck, *extra: Snippet | None) -> list[SnippetJob]:

@@ -1,15 +1,17 @@
-"""`myth` cards: a claim, its verdict, and a proof that runs."""
+"""`myth` cards: a claim stated as code (`holds`), whose truth after running the proof is the verdict."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar, cast
 
+from quizgen import answers
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
-from quizgen.cards.reader import Reader, has_assert
+from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
-from quizgen.execution.protocol import Job
-from quizgen.kinds.base import CardKind, setup_jobs
+from quizgen.errors import Problem
+from quizgen.execution.protocol import Answer, Job, Outcome
+from quizgen.kinds.base import CardKind, raised_problem, setup_jobs
 from quizgen.render.markup import markdown
 from quizgen.render.present import CardView
 
@@ -17,8 +19,9 @@ from quizgen.render.present import CardView
 @dataclass
 class MythCard(Card):
     claim: str = ""
-    verdict: bool = False
+    verdict: bool | None = None  # as declared (optional); the verdict shown is the computed one
     proof: Snippet | None = None
+    holds: Snippet | None = None
 
 
 class MythKind(CardKind):
@@ -32,40 +35,84 @@ class MythKind(CardKind):
     )  # fmt: skip
     fields: ClassVar[dict[str, Field]] = {
         "claim": Field("markdown", True, "The claim (Markdown)."),
-        "verdict": Field("bool", True, "Whether the claim is true."),
-        "proof": Field("code", True, "Snippet demonstrating the truth; its asserts must hold."),
+        "proof": Field(
+            "code", True, "Snippet run first; its printed output is shown, its asserts must hold."
+        ),
+        "holds": Field(
+            "expr",
+            True,
+            "The claim as a Python expression, evaluated after the proof: its truth is the verdict.",
+        ),
+        "verdict": Field("bool", False, "Whether the claim is true; if given, `holds` must agree."),
     }
 
     def parse(self, reader: Reader, common: Card) -> MythCard:
         card = MythCard(**vars(common))
         card.claim = reader.text("claim")
-        card.verdict = reader.boolean("verdict")
+        card.verdict = reader.boolean("verdict") if reader.has("verdict") else None
         card.proof = reader.code("proof")
-        if card.proof is not None and not has_assert(card.proof.code):
-            reader.error(
-                reader.at("proof"), "a proof needs at least one assert: without one it proves nothing"
-            )
+        card.holds = reader.code("holds", mode="eval")
         return card
 
     def job(self, deck: Deck, card: Card) -> Job | None:
         card = cast(MythCard, card)
-        if card.proof is None:
+        if card.proof is None or card.holds is None:
             return None
-        return {"type": "run", "setup": setup_jobs(deck), "code": card.proof.to_job()}
+        return {
+            "type": "run",
+            "answer": True,
+            "setup": setup_jobs(deck),
+            "code": card.proof.to_job(),
+            "expr": card.holds.to_job(),
+        }
 
     def failure(self, card: Card, message: str) -> str:
-        return f"the proof does not hold (a proof must run and its asserts must pass):\n{message}"
+        return f"the proof does not run (a proof must run and its asserts must pass):\n{message}"
+
+    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
+        card = cast(MythCard, card)
+        value = outcome.value
+        if value is None:
+            return [Problem(card.at("holds"), "execution produced no verdict")]
+        if value["type"] == "exception":
+            hint = (
+                "the proof does not run (a proof must run, its asserts must pass and `holds` must evaluate)"
+            )
+            return [raised_problem(card, outcome, "proof", hint)]
+        verdict = computed_verdict(value)
+        if verdict is None:
+            return [Problem(card.at("holds"), f"holds must be True or False, not {answers.show(value)}")]
+        if card.verdict is not None and card.verdict != verdict:
+            claim = card.holds.code.strip() if card.holds else ""
+            message = (
+                f"declared verdict {str(card.verdict).lower()}, but `{claim}` is {verdict} after the proof"
+            )
+            return [Problem(card.at("verdict"), message)]
+        return []
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(MythCard, vc.card)
+        verdict = computed_verdict(vc.answer) if vc.answer else card.verdict
         view.prompt_html = markdown(card.claim)
         view.code = card.proof.code if card.proof else ""
-        view.verdict = card.verdict
-        view.answer_text = "True" if card.verdict else "False"
-        view.judge = {"verdict": card.verdict}
+        view.verdict = bool(verdict)
+        view.answer_text = "True" if verdict else "False"
+        view.judge = {"verdict": bool(verdict)}
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         return {"Claim": view.prompt_html, "Verdict": view.answer_text, "Proof": view.code_html}
+
+
+def computed_verdict(value: Answer) -> bool | None:
+    """The truth of `holds`: a bool, or a one-element bool tensor; None for anything else."""
+    if value["type"] == "bool" and isinstance(value["value"], bool):
+        return value["value"]
+    if value["type"] == "tensor" and value.get("dtype") == "bool":
+        inner = value["value"]
+        while isinstance(inner, list) and len(inner) == 1:
+            inner = inner[0]
+        return inner if isinstance(inner, bool) else None
+    return None
 
 
 KIND = MythKind()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
@@ -12,7 +13,7 @@ from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
 from quizgen.errors import Problem
 from quizgen.execution.protocol import JSON, Answer, Job, Outcome
-from quizgen.kinds.base import CardKind, setup_jobs
+from quizgen.kinds.base import CardKind, raised_problem, setup_jobs, snippet_lines
 from quizgen.render.markup import markdown
 from quizgen.render.present import CardView
 
@@ -32,15 +33,37 @@ def _numeric_nested(value: JSON) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _raises_problem(value: dict[str, JSON]) -> str | None:
+    """What is wrong with `{raises: Type, match: regex}`, if anything."""
+    if not set(value) <= {"raises", "match"} or not isinstance(value["raises"], str):
+        return "a mapping answer is {shape: [ints]} or {raises: ErrorName, match: regex}"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value["raises"]):
+        return f"raises names an exception type, like RuntimeError, not {value['raises']!r}"
+    pattern = value.get("match")
+    if pattern is None:
+        return None
+    if not isinstance(pattern, str):
+        return "match is a regular expression searched in the exception's message"
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"match is not a valid regular expression: {exc}"
+    return None
+
+
 def _answer_problem(value: JSON, raises: bool) -> str | None:
     """What is wrong with a declared answer, if anything."""
     if isinstance(value, dict):
-        shape = value.get("shape")
-        if not (
-            (set(value) == {"shape"} and isinstance(shape, list))
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)
-        ) and not (set(value) == {"raises"} and isinstance(value["raises"], str)):
-            return "a mapping answer is {shape: [ints]} or {raises: ErrorName}"
+        if "raises" in value:
+            problem = _raises_problem(value)
+            if problem:
+                return problem
+        else:
+            shape = value.get("shape")
+            if not (set(value) == {"shape"} and isinstance(shape, list)) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in shape
+            ):
+                return "a mapping answer is {shape: [ints]} or {raises: ErrorName, match: regex}"
     elif isinstance(value, list):
         if not _numeric_nested(value):
             return "a list answer holds numbers (or lists of numbers) only"
@@ -66,13 +89,14 @@ class ValueKind(CardKind):
             "expr",
             False,
             "Expression evaluated after the snippet; its value is the answer. "
-            "Leave it out when the snippet is meant to raise: the exception type is the answer.",
+            "Leave it out when the snippet is meant to raise (and declare answer: {raises: ...}).",
         ),
         "answer": Field(
             "answer",
             False,
-            "Declared answer; the build fails unless execution agrees. A number, "
-            "true/false, null, a string, a list of numbers, {shape: [...]} or {raises: ErrorName}.",
+            "Declared answer; the build fails unless execution agrees. A number, true/false, null, a "
+            "string, a list of numbers, {shape: [...]} or {raises: ErrorName, match: regex}. An exception "
+            "is an answer only when declared so.",
         ),
         "tolerance": Field("tolerance", False, "rtol/atol for numbers, also used to judge typed answers."),
     }
@@ -106,6 +130,10 @@ class ValueKind(CardKind):
         card = cast(ValueCard, card)
         if outcome.value is None:
             return [Problem(card.at("code"), "execution produced no answer")]
+        if outcome.value["type"] == "exception":
+            problem = _exception_problem(card, outcome)
+            if problem:
+                return [problem]
         if card.declared is None or answers.matches(card.declared.value, outcome.value, card.tolerance):
             return []
         message = (
@@ -128,6 +156,27 @@ class ValueKind(CardKind):
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         return {"Question": view.prompt_html, "Code": view.code_html, "Answer": html.escape(view.answer_text)}
+
+
+def _exception_problem(card: ValueCard, outcome: Outcome) -> Problem | None:
+    """An exception is an answer only when declared, and only from the card's own code or answer_expr."""
+    declared = card.declared.value if card.declared else None
+    if not (isinstance(declared, dict) and "raises" in declared):
+        hint = (
+            "the snippet raised an exception the card does not declare "
+            "(if raising is the point, declare it: answer: {raises: Type})"
+        )
+        return raised_problem(card, outcome, "code", hint)
+    raised = outcome.raised
+    if raised and (raised["path"], raised["line"]) not in snippet_lines(card.code, card.answer_expr):
+        assert card.declared is not None
+        where = f"line {raised['line']}" if raised["line"] else "outside the card file"
+        message = (
+            f"declared {answers.show_declared(declared)}, but the exception came from {where}, "
+            f"not from the card's code or answer_expr:\n{raised['traceback']}"
+        )
+        return Problem(card.declared.location, message)
+    return None
 
 
 KIND = ValueKind()
