@@ -75,6 +75,11 @@ def _summary(report: Any) -> str:
     )
 
 
+def _warn(report: Any) -> None:
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="quizgen")
 def cli() -> None:
@@ -88,6 +93,7 @@ def check(**kw: Any) -> None:
     from quizgen import pipeline
 
     report = pipeline.check(_options(**kw))
+    _warn(report)
     click.echo(_summary(report))
 
 
@@ -104,6 +110,7 @@ def build(watch: bool, **kw: Any) -> None:
         watch_forever(_options(**kw), click.echo)
         return
     report = pipeline.build(_options(**kw))
+    _warn(report)
     click.echo(_summary(report))
     for note in report.notes:
         click.echo(note)

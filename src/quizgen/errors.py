@@ -59,10 +59,13 @@ class UsageError(QuizgenError):
 class CardErrors(QuizgenError):
     """One or more cards are wrong; every problem is listed with its location."""
 
-    def __init__(self, problems: Iterable[Problem], what: str = "card error") -> None:
+    def __init__(
+        self, problems: Iterable[Problem], what: str = "card error", warnings: Iterable[Problem] = ()
+    ) -> None:
         self.problems = list(problems)
+        self.warnings = list(warnings)
         n = len(self.problems)
-        lines = [str(p) for p in self.problems]
+        lines = [f"warning: {w}" for w in self.warnings] + [str(p) for p in self.problems]
         lines.append(f"{n} {what}{'s' if n != 1 else ''}")
         super().__init__("\n".join(lines))
 

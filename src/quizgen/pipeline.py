@@ -44,6 +44,7 @@ class Report:
     seconds: float = 0.0
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
 
     @property
     def cards(self) -> int:
@@ -51,9 +52,13 @@ class Report:
 
 
 def check(options: Options) -> Report:
-    """Load, execute and verify every card; raise CardErrors listing every card that lies."""
+    """Load, execute and verify every card; raise CardErrors listing every card that lies.
+
+    Cards that load are executed even when others do not, so one run lists every problem.
+    """
     start = time.perf_counter()
-    decks = loader.load_project(options.cards_dir)
+    decks, problems = loader.load(options.cards_dir)
+    warnings: list[Problem] = []
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     keys: dict[str, str] = {}
     outcomes: dict[str, Outcome] = {}
@@ -63,6 +68,8 @@ def check(options: Options) -> Report:
         job = kinds.get(card.kind).job(deck, card)
         if job is None:
             continue
+        if card.cite:
+            job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
         key = keys[card.id] = job_key(job)
         cards_by_key.setdefault(key, []).append(card)
         if key in outcomes or key in work:
@@ -73,10 +80,10 @@ def check(options: Options) -> Report:
         else:
             work[key] = job
 
-    problems: list[Problem] = []
     for key, outcome in outcomes.items():
         for card in cards_by_key[key]:
             problems += verify.verify_card(card, outcome)
+            warnings += verify.warnings_for(card, outcome)
     done = 0
 
     def on_result(key: str, outcome: Outcome) -> bool:
@@ -90,6 +97,7 @@ def check(options: Options) -> Report:
         cache.put(key, outcome)
         for card in cards_by_key[key]:
             problems.extend(verify.verify_card(card, outcome))
+            warnings.extend(verify.warnings_for(card, outcome))
         return not (options.fail_fast and problems)
 
     if not (options.fail_fast and problems):
@@ -104,21 +112,20 @@ def check(options: Options) -> Report:
             )
         )
     if problems:
-        raise CardErrors(_in_source_order(problems))
-    verified = [
-        VerifiedDeck(deck, [VerifiedCard(c, outcomes.get(keys.get(c.id, ""))) for c in deck.cards])
-        for deck in decks
-    ]
+        raise CardErrors(loader.in_source_order(problems), warnings=loader.in_source_order(warnings))
+    verified = [VerifiedDeck(deck, [_verified(c, outcomes, keys) for c in deck.cards]) for deck in decks]
     return Report(
         verified,
         executed=len(work),
         cached=len(outcomes) - len(work),
         seconds=time.perf_counter() - start,
+        warnings=loader.in_source_order(warnings),
     )
 
 
-def _in_source_order(problems: list[Problem]) -> list[Problem]:
-    return sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col))
+def _verified(card: Card, outcomes: dict[str, Outcome], keys: dict[str, str]) -> VerifiedCard:
+    outcome = outcomes.get(keys.get(card.id, ""))
+    return VerifiedCard(verify.bind_prose(card, outcome), outcome)
 
 
 def _pool_stderr(options: Options) -> str:

@@ -55,6 +55,8 @@ def rebuild(options: pipeline.Options, echo: Echo) -> pipeline.Report | None:
         echo(exc.format_message())
         echo("build failed; the previous outputs are unchanged")
         return None
+    for warning in report.warnings:
+        echo(f"warning: {warning}")
     echo(
         f"built {report.cards} cards in {len(report.decks)} decks "
         f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from quizgen import kinds
+import copy
+
+from quizgen import kinds, prose
+from quizgen.cards import schema
 from quizgen.cards.model import Card
 from quizgen.errors import Problem
 from quizgen.execution.protocol import Outcome
@@ -23,3 +26,23 @@ def indent(message: str) -> str:
     """A multi-line message with every line after the first indented under it."""
     first, _, rest = message.partition("\n")
     return first + ("\n" + "\n".join("    " + ln for ln in rest.splitlines()) if rest else "")
+
+
+def warnings_for(card: Card, outcome: Outcome | None) -> list[Problem]:
+    """What is true but suspicious about an executed card (a hand-written answer, a lax check)."""
+    if outcome is None or not outcome.ok:
+        return []
+    return kinds.get(card.kind).warnings(card, outcome)
+
+
+def bind_prose(card: Card, outcome: Outcome | None) -> Card:
+    """The card with every `{{placeholder}}` in its text replaced by what execution computed."""
+    if outcome is None or not outcome.ok:
+        return card
+    values = kinds.get(card.kind).cited(card, outcome)
+    bound = copy.copy(card)
+    for name, spec in schema.card_fields(card.kind).items():
+        text = getattr(card, name, None)
+        if spec.type == "markdown" and isinstance(text, str) and "{{" in text:
+            setattr(bound, name, prose.fill(text, values))
+    return bound

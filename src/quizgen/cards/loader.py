@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from quizgen import kinds
+from quizgen import kinds, prose
 from quizgen.cards import schema
 from quizgen.cards.model import Card, Deck
 from quizgen.cards.reader import Reader, did_you_mean
@@ -33,27 +33,43 @@ def card_files(cards_dir: Path) -> list[Path]:
 
 def load_project(cards_dir: Path) -> list[Deck]:
     """Load every card file under `cards_dir`; raise CardErrors listing every problem found."""
+    decks, problems = load(cards_dir)
+    if problems:
+        raise CardErrors(in_source_order(problems))
+    return decks
+
+
+def load(cards_dir: Path) -> tuple[list[Deck], list[Problem]]:
+    """Every card that loads, and every problem of those that do not (so one run reports them all).
+
+    A card with a problem is left out of its deck; a deck whose own fields are wrong is left out whole.
+    """
     files = card_files(cards_dir)
     if not files:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
     problems: list[Problem] = []
     decks = [deck for path in files if (deck := load_file(path, problems)) is not None]
-    _check_unique(decks, problems)
-    if problems:
-        raise CardErrors(sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col)))
-    return decks
+    return _unique(decks, problems), problems
 
 
-def _check_unique(decks: list[Deck], problems: list[Problem]) -> None:
+def in_source_order(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col))
+
+
+def _unique(decks: list[Deck], problems: list[Problem]) -> list[Deck]:
+    """The decks without a second deck of the same name or a second card of the same id."""
     seen_ids: dict[str, Card] = {}
     seen_decks: dict[str, Deck] = {}
+    kept = []
     for deck in decks:
         key = deck.name.lower()
         if key in seen_decks:
             message = f"deck '{deck.name}' is also defined in {seen_decks[key].path}"
-            problems.append(Problem(Location(deck.path, field="deck"), message))
-        else:
-            seen_decks[key] = deck
+            problems.append(Problem(deck.location or Location(deck.path, field="deck"), message))
+            continue
+        seen_decks[key] = deck
+        kept.append(deck)
+        cards = []
         for card in deck.cards:
             if card.id in seen_ids:
                 first = seen_ids[card.id]
@@ -61,6 +77,9 @@ def _check_unique(decks: list[Deck], problems: list[Problem]) -> None:
                 problems.append(Problem(card.at("id"), message))
             else:
                 seen_ids[card.id] = card
+                cards.append(card)
+        deck.cards = cards
+    return kept
 
 
 def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
@@ -100,7 +119,7 @@ def load_file(path: Path, problems: list[Problem]) -> Deck | None:
     before = len(problems)
     top = Reader(name, root, schema.DECK_FIELDS, problems)
     deck_name = top.text("deck", required=True)
-    deck = Deck(name=deck_name or "", path=name)
+    deck = Deck(name=deck_name or "", path=name, location=top.at("deck"))
     deck.description = top.text("description")
     deck.tags = top.tags()
     deck.setup = top.code("setup")
@@ -113,8 +132,10 @@ def load_file(path: Path, problems: list[Problem]) -> Deck | None:
         elif not cards_node.value:
             top.error(top.at("cards"), "the deck has no cards")
         else:
+            deck_ok = len(problems) == before  # the cards are read (and reported) even when it is not
             cards = (_card(name, node, deck.name, problems) for node in cards_node.value)
             deck.cards = [card for card in cards if card is not None]
+            return deck if deck_ok else None
     return deck if len(problems) == before else None
 
 
@@ -153,9 +174,30 @@ def _card(path: str, node: yaml.Node, deck: str, problems: list[Problem]) -> Car
         tags=reader.tags(),
         explain=reader.text("explain"),
         fields=reader.locations(),
+        cite=reader.cite(),
     )
     card = kind.parse(reader, common)
+    _check_placeholders(card, problems)
     return card if len(problems) == before else None
+
+
+def _check_placeholders(card: Card, problems: list[Problem]) -> None:
+    """Every `{{name}}` in the card's text names something its execution computes."""
+    kind = kinds.get(card.kind)
+    allowed = kind.placeholders(card)
+    for name in sorted(set(card.cite) & prose.BUILT_IN):
+        problems.append(Problem(card.at("cite"), f"cite name '{name}' is taken: {{{{{name}}}}} is built in"))
+    if card.cite and not kind.runs(card):
+        problems.append(Problem(card.at("cite"), "cite needs code to run, and this card has none"))
+    for field, spec in schema.card_fields(card.kind).items():
+        text = getattr(card, field, "")
+        if spec.type != "markdown" or not isinstance(text, str):
+            continue
+        for used in prose.names(text):
+            if used not in allowed:
+                can = ", ".join(f"{{{{{n}}}}}" for n in sorted(allowed)) or "nothing: it runs no code"
+                message = f"unknown placeholder {{{{{used}}}}}: this card can cite {can}"
+                problems.append(Problem(card.at(field), message))
 
 
 def _node_loc(path: str, node: yaml.Node, card: str | None, field: str) -> Location:

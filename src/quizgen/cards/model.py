@@ -47,6 +47,7 @@ class Card:
     tags: list[str] = field(default_factory=list)
     explain: str = ""
     fields: dict[str, Location] = field(default_factory=dict)
+    cite: dict[str, Snippet] = field(default_factory=dict)  # named expressions its text may quote
 
     def at(self, name: str) -> Location:
         """The location of one of this card's fields (the card's own where the field is absent)."""
@@ -57,6 +58,7 @@ class Card:
 class Deck:
     name: str
     path: str
+    location: Location | None = None  # of its `deck:` field
     description: str = ""
     tags: list[str] = field(default_factory=list)
     setup: Snippet | None = None

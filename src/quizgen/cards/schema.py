@@ -32,6 +32,11 @@ COMMON_FIELDS: dict[str, Field] = {
     "kind": Field("kind", True, "The card's kind."),
     "tags": Field("tags", False, "Tags of this card (added to the deck's)."),
     "explain": Field("markdown", False, "Why the answer is what it is (Markdown)."),
+    "cite": Field(
+        "cite",
+        False,
+        "Named Python expressions evaluated after the card's code; its text quotes them as {{name}}.",
+    ),
 }
 
 
@@ -54,6 +59,11 @@ def _type_schema(f: Field) -> dict[str, Any]:
         "tags": {"type": "array", "items": {"type": "string", "pattern": r"^\S+$"}},
         "lines": {"type": "array", "items": {"type": "string", "minLength": 1}},
         "id": {"type": "string", "pattern": ID_PATTERN},
+        "cite": {
+            "type": "object",
+            "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+            "additionalProperties": {"type": "string", "minLength": 1},
+        },
         "tolerance": {
             "type": "object",
             "properties": {"rtol": number, "atol": number},
@@ -71,7 +81,7 @@ def _type_schema(f: Field) -> dict[str, Any]:
                 },
                 {
                     "type": "object",
-                    "properties": {"raises": {"type": "string"}},
+                    "properties": {"raises": {"type": "string"}, "match": {"type": "string"}},
                     "required": ["raises"],
                     "additionalProperties": False,
                 },

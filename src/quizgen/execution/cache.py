@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from quizgen import __version__
+from quizgen.constants import RESULT_FORMAT
 from quizgen.execution.protocol import Job, Outcome
 
 
@@ -38,6 +39,7 @@ def job_key(job: Job) -> str:
     material = {
         "job": _without_places(job),
         "quizgen": __version__,
+        "format": RESULT_FORMAT,
         "python": sys.version,
         "torch": torch_version(),
     }

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
+from quizgen.execution import cite
 from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
 from quizgen.execution.snippets import (
     SnippetFailed,
@@ -108,8 +109,8 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str]) -> Result:
     codes = [compile_snippet(s) for s in lines + job["distractors"]]
     check = compile_snippet(job["check"])
 
-    def attempt(order: list[int]) -> BaseException | None:
-        ns = fresh_namespace(setups, paths)
+    def attempt(order: list[int], ns: dict[str, object] | None = None) -> BaseException | None:
+        ns = fresh_namespace(setups, paths) if ns is None else ns
         try:
             for _ in range(job["repeat"]):
                 for i in order:
@@ -122,9 +123,11 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str]) -> Result:
         return None
 
     given = list(range(len(lines)))
-    failure = attempt(given)
+    given_ns = fresh_namespace(setups, paths)
+    failure = attempt(given, given_ns)
     if failure is not None:
         raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
+    cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
     predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
     before = relax(dependencies([s["code"] for s in lines], predefined), given)
     accepted: list[list[int]] = []
@@ -145,4 +148,8 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str]) -> Result:
             if hit is not None:
                 usable.append({"distractor": d - len(lines), "order": hit})
                 break
-    return {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable, "tried": tried}
+    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
+    result["tried"] = tried
+    if cited:
+        result["cited"] = cited
+    return result

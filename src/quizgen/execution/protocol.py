@@ -56,6 +56,7 @@ class RunJob(TypedDict):
     code: SnippetJob
     answer: NotRequired[bool]
     expr: NotRequired[SnippetJob | None]
+    cite: NotRequired[dict[str, SnippetJob]]  # named expressions evaluated after the snippet
 
 
 class SearchJob(TypedDict):
@@ -67,6 +68,7 @@ class SearchJob(TypedDict):
     distractors: list[SnippetJob]
     repeat: int
     check: SnippetJob
+    cite: NotRequired[dict[str, SnippetJob]]  # evaluated after the given order and the check
 
 
 Job: TypeAlias = RunJob | SearchJob
@@ -97,7 +99,8 @@ class Result(TypedDict):
     raised: NotRequired[Raised]  # with an exception answer
     orders: NotRequired[list[list[int]]]
     usable_distractors: NotRequired[list[UsableDistractor]]
-    tried: NotRequired[int]
+    tried: NotRequired[int]  # orders run: those that respect the lines' data dependencies
+    cited: NotRequired[dict[str, Answer]]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
     contaminated: NotRequired[list[str]]  # the shared namespaces the job changed (its result is not cached)
@@ -113,6 +116,8 @@ class Outcome:
     raised: Raised | None = None
     orders: list[list[int]] | None = None
     usable_distractors: list[UsableDistractor] | None = None
+    tried: int | None = None
+    cited: dict[str, Answer] | None = None
     error: str | None = None
     internal: str | None = None
     contaminated: list[str] | None = None
@@ -129,6 +134,8 @@ class Outcome:
             raised=data.get("raised"),
             orders=data.get("orders"),
             usable_distractors=data.get("usable_distractors"),
+            tried=data.get("tried"),
+            cited=data.get("cited"),
             error=data.get("error"),
             internal=data.get("internal"),
             contaminated=data.get("contaminated"),
@@ -145,6 +152,8 @@ class Outcome:
             "raised": self.raised,
             "orders": self.orders,
             "usable_distractors": self.usable_distractors,
+            "tried": self.tried,
+            "cited": self.cited,
             "error": self.error,
             "torch_version": self.torch_version,
             "seconds": self.seconds,

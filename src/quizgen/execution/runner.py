@@ -13,7 +13,7 @@ import traceback
 import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
-from quizgen.execution import order_search
+from quizgen.execution import cite, order_search
 from quizgen.execution.describe import describe
 from quizgen.execution.protocol import Answer, Job, Raised, Result, RunJob, SnippetJob
 from quizgen.execution.snippets import (
@@ -83,6 +83,7 @@ def reset_state() -> None:
 def snippets(job: Job) -> list[SnippetJob]:
     """Every snippet of a job (for registering their card files' lines)."""
     found = list(job["setup"])
+    found += job.get("cite", {}).values()
     if job["type"] == "search":
         return [*found, job["check"], *job["lines"], *job["distractors"]]
     expr = job.get("expr")
@@ -120,7 +121,7 @@ def _run_code(job: RunJob, paths: set[str]) -> Result:
             raise
         except BaseException as exc:
             raise SnippetFailed(format_exception(exc, paths)) from None
-        return result
+        return _with_cites(result, job, ns, paths)
     expr_job = job.get("expr")
     expr = compile_snippet(expr_job, "eval") if expr_job else None
     try:
@@ -135,6 +136,12 @@ def _run_code(job: RunJob, paths: set[str]) -> Result:
         result["raised"] = _raised(exc, paths)
     else:
         result["value"] = describe(value)
+    return _with_cites(result, job, ns, paths)
+
+
+def _with_cites(result: Result, job: RunJob, ns: dict[str, object], paths: set[str]) -> Result:
+    if job.get("cite"):
+        result["cited"] = cite.evaluate(job["cite"], ns, paths)
     return result
 
 

@@ -28,9 +28,15 @@ def compile_snippet(snippet: SnippetJob, mode: str = "exec") -> CodeType:
 
 def format_exception(exc: BaseException, paths: set[str]) -> str:
     """A traceback reduced to the frames in card files, ending with the exception itself."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in paths]
+    # Without column positions: a card file's line holds YAML around the code, so carets would
+    # point at the wrong characters.
+    frames = [
+        traceback.FrameSummary(f.filename, f.lineno, f.name, line=f.line)
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename in paths
+    ]
     lines = ["Traceback (most recent call last):\n"] if frames else []
-    lines += traceback.format_list(frames)
+    lines += traceback.StackSummary.from_list(frames).format()
     lines += traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip()
 

@@ -43,6 +43,24 @@ class CardKind:
         """Every way a successfully executed card disagrees with its execution."""
         return []
 
+    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
+        """What is true but suspicious about an executed card (printed; the build goes on)."""
+        return []
+
+    def placeholders(self, card: Card) -> set[str]:
+        """The `{{names}}` the card's text may cite: what its execution computes."""
+        return {"output", *card.cite} if self.runs(card) else set()
+
+    def runs(self, card: Card) -> bool:
+        """Whether anything of the card executes (a card that runs nothing cannot cite)."""
+        return True
+
+    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+        """The placeholders' values, as the card's text shows them."""
+        values = {"output": outcome.output.strip()}
+        values.update({name: answers.show(value) for name, value in (outcome.cited or {}).items()})
+        return values
+
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         """Fill in the kind's part of what learners see."""
         raise NotImplementedError
@@ -64,11 +82,17 @@ class CardKind:
         )
 
 
-def raised_problem(card: Card, outcome: Outcome, field: str, hint: str) -> Problem:
-    """An exception the card did not declare, reported at the line that raised it, with its traceback."""
+def raised_problem(card: Card, outcome: Outcome, fields: dict[str, Snippet | None], hint: str) -> Problem:
+    """An exception the card did not declare, reported at the line that raised it, with its traceback.
+
+    `fields` are the card's snippets by field name: the one holding the line is named (else the first).
+    """
     raised = outcome.raised
+    field = next(iter(fields))
     where = card.at(field)
     if raised and raised["line"]:
+        spot = (raised["path"], raised["line"])
+        field = next((name for name, s in fields.items() if spot in snippet_lines(s)), field)
         where = Location(raised["path"], raised["line"], 0, card.id, field)
     trace = raised["traceback"] if raised else answers.show(outcome.value) if outcome.value else ""
     return Problem(where, f"{hint}:\n{trace}")
@@ -76,7 +100,12 @@ def raised_problem(card: Card, outcome: Outcome, field: str, hint: str) -> Probl
 
 def snippet_lines(*snippets: Snippet | None) -> set[tuple[str, int]]:
     """(file, line) of every line of the snippets: where an exception may come from."""
-    return {(s.path, s.line + k) for s in snippets if s is not None for k in range(s.code.count("\n") + 1)}
+    return {
+        (s.path, s.line + k)
+        for s in snippets
+        if s is not None
+        for k in range(s.code.rstrip("\n").count("\n") + 1)
+    }
 
 
 def setup_jobs(deck: Deck, *extra: Snippet | None) -> list[SnippetJob]:

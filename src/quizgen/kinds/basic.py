@@ -48,6 +48,9 @@ class BasicKind(CardKind):
             return None
         return {"type": "run", "setup": setup_jobs(deck), "code": card.code.to_job()}
 
+    def runs(self, card: Card) -> bool:
+        return cast(BasicCard, card).code is not None
+
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(BasicCard, vc.card)
         view.prompt_html = markdown(card.front)

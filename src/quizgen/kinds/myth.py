@@ -78,7 +78,7 @@ class MythKind(CardKind):
             hint = (
                 "the proof does not run (a proof must run, its asserts must pass and `holds` must evaluate)"
             )
-            return [raised_problem(card, outcome, "proof", hint)]
+            return [raised_problem(card, outcome, {"proof": card.proof, "holds": card.holds}, hint)]
         verdict = computed_verdict(value)
         if verdict is None:
             return [Problem(card.at("holds"), f"holds must be True or False, not {answers.show(value)}")]
@@ -89,6 +89,16 @@ class MythKind(CardKind):
             )
             return [Problem(card.at("verdict"), message)]
         return []
+
+    def placeholders(self, card: Card) -> set[str]:
+        return {"verdict", *super().placeholders(card)}
+
+    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+        values = super().cited(card, outcome)
+        verdict = computed_verdict(outcome.value) if outcome.value else None
+        if verdict is not None:
+            values["verdict"] = "true" if verdict else "false"
+        return values
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(MythCard, vc.card)

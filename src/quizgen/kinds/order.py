@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
-from quizgen.cards.reader import Reader
+from quizgen.cards.reader import Reader, has_assert
 from quizgen.cards.schema import Field
 from quizgen.constants import MIN_ORDER_LINES, REPEAT_MAX, REPEAT_MIN
 from quizgen.errors import Location, Problem
@@ -60,6 +61,9 @@ class OrderKind(CardKind):
                 reader.error(where, f"the line {text!r} appears twice; lines must be distinct")
                 break
         card.repeat = reader.integer("repeat", REPEAT_MIN, REPEAT_MAX, default=1)
+        if card.check is not None and not has_assert(card.check.code):
+            message = "the check needs an assert that can fail: without one every order that runs is accepted"
+            reader.error(reader.at("check"), message)
         return card
 
     def job(self, deck: Deck, card: Card) -> Job | None:
@@ -87,7 +91,32 @@ class OrderKind(CardKind):
             problems.append(Problem(where, message))
         if not outcome.orders:
             problems.append(Problem(card.at("lines"), "no order of the lines passes the check"))
+        elif len(outcome.orders) == math.factorial(len(card.lines)):
+            message = (
+                f"no order is wrong: the puzzle teaches nothing (all {len(outcome.orders)} orders of the "
+                "lines pass the check; assert what only the right order achieves)"
+            )
+            problems.append(Problem(card.at("check"), message))
         return problems
+
+    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
+        card = cast(OrderCard, card)
+        accepted, tried = len(outcome.orders or []), outcome.tried or 0
+        if not tried or accepted * 2 <= tried or accepted == math.factorial(len(card.lines)):
+            return []
+        message = (
+            f"{accepted} of the {tried} orders that respect the lines' data dependencies pass the check: "
+            "a learner can hardly get it wrong (is the check strict enough?)"
+        )
+        return [Problem(card.at("check"), message)]
+
+    def placeholders(self, card: Card) -> set[str]:
+        return {"orders", *card.cite}
+
+    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+        values = super().cited(card, outcome)
+        values["orders"] = str(len(outcome.orders or []))
+        return values
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(OrderCard, vc.card)

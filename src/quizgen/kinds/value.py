@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
-from quizgen import answers
+from quizgen import answers, prose
 from quizgen.cards.model import Card, Deck, Declared, Snippet, Tolerance, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
@@ -142,6 +142,22 @@ class ValueKind(CardKind):
         )
         return [Problem(card.declared.location, message)]
 
+    def placeholders(self, card: Card) -> set[str]:
+        return {"answer", *super().placeholders(card)}
+
+    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+        values = super().cited(card, outcome)
+        if outcome.value is not None:
+            values["answer"] = answers.show(outcome.value)
+        return values
+
+    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
+        shown = answers.show(outcome.value) if outcome.value else ""
+        if outcome.value and outcome.value["type"] != "exception" and prose.states(card.explain, shown):
+            message = f"the explanation writes the answer {shown} by hand: write {{{{answer}}}} to quote it"
+            return [Problem(card.at("explain"), message)]
+        return []
+
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(ValueCard, vc.card)
         view.prompt_html = markdown(card.ask)
@@ -166,7 +182,7 @@ def _exception_problem(card: ValueCard, outcome: Outcome) -> Problem | None:
             "the snippet raised an exception the card does not declare "
             "(if raising is the point, declare it: answer: {raises: Type})"
         )
-        return raised_problem(card, outcome, "code", hint)
+        return raised_problem(card, outcome, {"code": card.code, "answer_expr": card.answer_expr}, hint)
     raised = outcome.raised
     if raised and (raised["path"], raised["line"]) not in snippet_lines(card.code, card.answer_expr):
         assert card.declared is not None

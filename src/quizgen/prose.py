@@ -1,0 +1,31 @@
+"""Prose bound to execution: `{{name}}` placeholders in a card's text, filled with executed values.
+
+A card's text may cite what its execution computed (`{{answer}}`, `{{output}}`, `{{orders}}`,
+`{{verdict}}`, or a name of its own under `cite:`), so the text follows torch when the numbers change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+BUILT_IN = frozenset({"answer", "output", "orders", "verdict"})  # what kinds compute themselves
+
+
+def names(text: str) -> list[str]:
+    """The placeholder names in a text, in order of appearance, each once."""
+    return list(dict.fromkeys(m.group(1) for m in PLACEHOLDER.finditer(text)))
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """The text with every placeholder replaced by its value (unknown names are left as written)."""
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def states(text: str, display: str) -> bool:
+    """Whether the text writes `display` by hand as a value of its own (not inside a longer number)."""
+    if not display.strip() or not text:
+        return False
+    pattern = r"(?<![\w.])" + re.escape(display.strip()) + r"(?![\w]|\.\d)"
+    return re.search(pattern, PLACEHOLDER.sub("", text)) is not None
