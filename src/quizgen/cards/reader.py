@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import difflib
+import linecache
 import re
+import warnings
 from typing import Any
 
 import yaml
@@ -140,12 +142,29 @@ class Reader:
 
     def compiles(self, snippet: Snippet, mode: str, field: str) -> bool:
         try:
-            compile("\n" * (snippet.line - 1) + snippet.code, snippet.path, mode)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. SyntaxWarning: the card is judged by its asserts
+                compile("\n" * (snippet.line - 1) + snippet.code, snippet.path, mode)
         except SyntaxError as exc:
-            where = Location(self.path, exc.lineno or snippet.line, exc.offset or 0, self.card, field)
+            line = exc.lineno or snippet.line
+            # exc.text may be the card file's line (compile reads it from disk): take the code's own.
+            code_lines = snippet.code.splitlines()
+            own = code_lines[line - snippet.line] if 0 <= line - snippet.line < len(code_lines) else None
+            where = Location(self.path, line, self._column(line, own, exc.offset), self.card, field)
             self.error(where, f"Python syntax error: {exc.msg}")
             return False
         return True
+
+    def _column(self, line: int, code_line: str | None, offset: int | None) -> int:
+        """The file column of a syntax error's offset in a code line (0 when it cannot be placed)."""
+        if not (code_line and offset):
+            return 0
+        linecache.checkcache(self.path)  # watch mode: the file may have changed since the last read
+        stripped = code_line.strip("\n").lstrip()
+        start = linecache.getline(self.path, line).find(stripped) if stripped else -1
+        if start < 0:
+            return 0
+        return start - (len(code_line.strip("\n")) - len(stripped)) + offset
 
     def lines(self, key: str) -> list[Snippet]:
         """A list of one-line snippets (an order puzzle's lines or distractors)."""
