@@ -24,13 +24,14 @@ cards:
   - id: value-braces
     kind: value
     tags: [braces]
-    ask: "How many items are in `d['{{a}}']['b']`? Text with {{Question}} and [sound:boom.mp3] stays text."
+    ask: "How many items are in `d['\\\\{{a}}']['b']`? Text with \\\\{{Question}} and [sound:boom.mp3]
+      stays text."
     code: |
       d = {"{{a}}": {"b": [1, 2]}}
       print(d)
     answer_expr: len(d["{{a}}"]["b"])
     answer: 2
-    explain: "Braces {{ }} are text: {{FrontSide}}."
+    explain: "Braces {{ }} are text: \\\\{{FrontSide}}."
   - id: value-list
     kind: value
     ask: "What is `w.grad`?"

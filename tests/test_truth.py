@@ -227,8 +227,9 @@ def test_a_puzzle_whose_lines_pass_in_every_order_teaches_nothing(project: Proje
 """)
     )
     assert problems(options(root)) == [
-        f"{root / 'cards' / 't.yaml'}:8:12: card 'independent' -> check: no order is wrong: the puzzle teaches "
-        "nothing (all 6 orders of the lines pass the check; assert what only the right order achieves)"
+        f"{root / 'cards' / 't.yaml'}:8:12: card 'independent' -> check: no order is wrong: "
+        "the puzzle teaches nothing (all 6 orders of the lines pass the check; "
+        "assert what only the right order achieves)"
     ]
 
 
@@ -355,8 +356,8 @@ def test_an_answer_written_by_hand_is_warned_about(project: Project, options: Op
     )
     report = pipeline.check(options(root))
     assert [str(w) for w in report.warnings] == [
-        f"{root / 'cards' / 't.yaml'}:10:14: card 'by-hand' -> explain: the explanation writes the answer 8.0 "
-        "by hand: write {{answer}} to quote it"
+        f"{root / 'cards' / 't.yaml'}:10:14: card 'by-hand' -> explain: the explanation writes "
+        "the answer 8.0 by hand: write {{answer}} to quote it"
     ]
 
 
@@ -484,3 +485,37 @@ def test_job_key_changes_with_torch_python_quizgen_and_result_format(monkeypatch
     with monkeypatch.context() as m:
         m.setattr(cache.sys, "version", "3.99")
         assert cache.job_key(job) != base  # type: ignore[arg-type]
+
+
+def test_an_escaped_placeholder_is_shown_as_written(project: Project, options: Options) -> None:
+    root = project(
+        deck(r"""
+- id: escaped
+  kind: basic
+  front: 'Anki writes `\{{Front}}` and Jinja `\{{ name }}`.'
+  back: b
+""")
+    )
+    report = pipeline.check(options(root))
+    assert by_id(report)["escaped"].card.front == "Anki writes `{{Front}}` and Jinja `{{ name }}`."  # type: ignore[attr-defined]
+
+
+def test_a_cached_exception_is_placed_where_the_card_is_now(project: Project, options: Options) -> None:
+    card = """
+- id: moved
+  kind: value
+  ask: q
+  code: |
+    w = torch.ones(1)
+    w.nope()
+"""
+    root = project(deck(card))
+    path = root / "cards" / "t.yaml"
+    [first] = problems(options(root))
+    assert first.startswith(f"{path}:10: card 'moved' -> code: the snippet raised")
+    path.write_text("# three lines\n# moved the card\n# down\n" + path.read_text())
+    with pytest.raises(CardErrors) as info:
+        pipeline.check(options(root))
+    [again] = [str(p) for p in info.value.problems]
+    assert again.startswith(f"{path}:13: card 'moved' -> code: the snippet raised")
+    assert f'File "{path}", line 13, in <module>\n    w.nope()' in again

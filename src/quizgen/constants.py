@@ -17,6 +17,6 @@ REPEAT_MIN, REPEAT_MAX = 1, 100  # how often an order puzzle's block may run
 MIN_ORDER_LINES = 2
 MAX_CANDIDATES = 40320  # 8!: a puzzle with more free orderings than this is not one a learner can do
 
-RESULT_FORMAT = 2  # part of every cache key: raise it when a result gains or changes a field
+RESULT_FORMAT = 3  # part of every cache key: raise it when a result gains or changes a field
 
 INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed

@@ -10,17 +10,17 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from quizgen import kinds, verify
 from quizgen.cards import loader
-from quizgen.cards.model import Card, VerifiedCard, VerifiedDeck
+from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, OutputError, Problem
 from quizgen.execution.cache import Cache, job_key
 from quizgen.execution.pool import Pool, execute
-from quizgen.execution.protocol import Job, Outcome
+from quizgen.execution.protocol import Job, Outcome, place
 
 
 @dataclass
@@ -51,76 +51,94 @@ class Report:
         return sum(len(d.cards) for d in self.decks)
 
 
-def check(options: Options) -> Report:
-    """Load, execute and verify every card; raise CardErrors listing every card that lies.
+@dataclass
+class _Plan:
+    """What a check must do: each distinct job once, cached outcomes looked up, the rest to run."""
 
-    Cards that load are executed even when others do not, so one run lists every problem.
-    """
-    start = time.perf_counter()
-    decks, problems = loader.load(options.cards_dir)
-    warnings: list[Problem] = []
-    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
-    keys: dict[str, str] = {}
-    outcomes: dict[str, Outcome] = {}
-    work: dict[str, Job] = {}
-    cards_by_key: dict[str, list[Card]] = {}  # cards with identical jobs share one execution
+    keys: dict[str, str] = field(default_factory=dict)  # card id -> job key
+    jobs: dict[str, Job] = field(default_factory=dict)  # card id -> its job, in its own file and lines
+    cards: dict[str, list[Card]] = field(default_factory=dict)  # cards with identical jobs share one run
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    work: dict[str, Job] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    def verified(self, key: str, outcome: Outcome) -> None:
+        """Record what the cards sharing this job's outcome get wrong or look suspicious for."""
+        for card in self.cards[key]:
+            mine = outcome
+            if outcome.raised is not None:  # shared and cached by content: place it in this card's lines
+                mine = replace(outcome, placed=place(outcome.raised, self.jobs[card.id]))
+            self.problems += verify.verify_card(card, mine)
+            self.warnings += verify.warnings_for(card, mine)
+
+
+def _plan(decks: list[Deck], cache: Cache) -> _Plan:
+    plan = _Plan()
     for deck, card in loader.iter_cards(decks):
         job = kinds.get(card.kind).job(deck, card)
         if job is None:
             continue
         if card.cite:
             job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
-        key = keys[card.id] = job_key(job)
-        cards_by_key.setdefault(key, []).append(card)
-        if key in outcomes or key in work:
+        key = plan.keys[card.id] = job_key(job)
+        plan.jobs[card.id] = job
+        plan.cards.setdefault(key, []).append(card)
+        if key in plan.outcomes or key in plan.work:
             continue
         hit = cache.get(key)
         if hit is not None:
-            outcomes[key] = hit
+            plan.outcomes[key] = hit
         else:
-            work[key] = job
+            plan.work[key] = job
+    return plan
 
-    for key, outcome in outcomes.items():
-        for card in cards_by_key[key]:
-            problems += verify.verify_card(card, outcome)
-            warnings += verify.warnings_for(card, outcome)
+
+def check(options: Options) -> Report:
+    """Load, execute and verify every card; raise CardErrors listing every card that lies.
+
+    Cards that load are executed even when others do not, so one run lists every problem.
+    """
+    start = time.perf_counter()
+    decks, load_problems = loader.load(options.cards_dir)
+    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    plan = _plan(decks, cache)
+    plan.problems += load_problems
+    for key, outcome in plan.outcomes.items():
+        plan.verified(key, outcome)
     done = 0
 
     def on_result(key: str, outcome: Outcome) -> bool:
         nonlocal done
         done += 1
         if options.progress:
-            options.progress(done, len(work))
+            options.progress(done, len(plan.work))
         if outcome.internal is not None:
-            card = cards_by_key[key][0]
+            card = plan.cards[key][0]
             raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
         cache.put(key, outcome)
-        for card in cards_by_key[key]:
-            problems.extend(verify.verify_card(card, outcome))
-            warnings.extend(verify.warnings_for(card, outcome))
-        return not (options.fail_fast and problems)
+        plan.verified(key, outcome)
+        return not (options.fail_fast and plan.problems)
 
-    if not (options.fail_fast and problems):
-        outcomes.update(
-            execute(
-                work,
-                jobs=options.jobs,
-                timeout=options.timeout,
-                memory=options.memory,
-                on_result=on_result,
-                pool=options.pool,
-            )
+    if not (options.fail_fast and plan.problems):
+        run = execute(
+            plan.work,
+            jobs=options.jobs,
+            timeout=options.timeout,
+            memory=options.memory,
+            on_result=on_result,
+            pool=options.pool,
         )
-    if problems:
-        raise CardErrors(loader.in_source_order(problems), warnings=loader.in_source_order(warnings))
-    verified = [VerifiedDeck(deck, [_verified(c, outcomes, keys) for c in deck.cards]) for deck in decks]
-    return Report(
-        verified,
-        executed=len(work),
-        cached=len(outcomes) - len(work),
-        seconds=time.perf_counter() - start,
-        warnings=loader.in_source_order(warnings),
-    )
+        plan.outcomes.update(run)
+    warnings = loader.in_source_order(plan.warnings)
+    if plan.problems:
+        raise CardErrors(loader.in_source_order(plan.problems), warnings=warnings)
+    verified = [
+        VerifiedDeck(deck, [_verified(c, plan.outcomes, plan.keys) for c in deck.cards]) for deck in decks
+    ]
+    cached = len(plan.outcomes) - len(plan.work)
+    seconds = time.perf_counter() - start
+    return Report(verified, len(plan.work), cached, seconds, warnings=warnings)
 
 
 def _verified(card: Card, outcomes: dict[str, Outcome], keys: dict[str, str]) -> VerifiedCard:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+# `\{{name}}` is the escape: it shows `{{name}}` as written (in code spans too), e.g. for Anki or Jinja.
+PLACEHOLDER = re.compile(r"(?<!\\)\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+ESCAPED = "\\{{"
 BUILT_IN = frozenset({"answer", "output", "orders", "verdict"})  # what kinds compute themselves
 
 
@@ -19,8 +21,10 @@ def names(text: str) -> list[str]:
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:
-    """The text with every placeholder replaced by its value (unknown names are left as written)."""
-    return PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    """The text with every placeholder replaced by its value (unknown names are left as written)
+    and every escaped `\\{{` shown as `{{`."""
+    filled = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    return filled.replace(ESCAPED, "{{")
 
 
 def states(text: str, display: str) -> bool:

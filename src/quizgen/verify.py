@@ -37,9 +37,7 @@ def warnings_for(card: Card, outcome: Outcome | None) -> list[Problem]:
 
 def bind_prose(card: Card, outcome: Outcome | None) -> Card:
     """The card with every `{{placeholder}}` in its text replaced by what execution computed."""
-    if outcome is None or not outcome.ok:
-        return card
-    values = kinds.get(card.kind).cited(card, outcome)
+    values = kinds.get(card.kind).cited(card, outcome) if outcome is not None and outcome.ok else {}
     bound = copy.copy(card)
     for name, spec in schema.card_fields(card.kind).items():
         text = getattr(card, name, None)

@@ -74,17 +74,57 @@ class SearchJob(TypedDict):
 Job: TypeAlias = RunJob | SearchJob
 
 
+def job_snippets(job: Job) -> list[SnippetJob]:
+    """Every snippet of a job, in a fixed order (RaisedFrame.snippet indexes it)."""
+    found = [*job["setup"], *job.get("cite", {}).values()]
+    if job["type"] == "search":
+        return [*found, job["check"], *job["lines"], *job["distractors"]]
+    expr = job.get("expr")
+    return [*found, job["code"], *([expr] if expr else [])]
+
+
+def place(raised: Raised, job: Job) -> Placed:
+    """Where (file, line) an exception was raised in this job's card files, with its traceback."""
+    snippets = job_snippets(job)
+    lines = ["Traceback (most recent call last):"] if raised["frames"] else []
+    path, line = "", 0
+    for frame in raised["frames"]:
+        snippet = snippets[frame["snippet"]]
+        path, line = snippet["path"], snippet["line"] + frame["offset"]
+        lines.append(f'  File "{path}", line {line}, in {frame["name"]}')
+        if frame["text"]:
+            lines.append(f"    {frame['text']}")
+    return Placed(path, line, "\n".join([*lines, raised["exception"]]))
+
+
 class UsableDistractor(TypedDict):
     distractor: int  # index into the distractors
     order: list[int]  # a passing order using it (line indexes; distractor k is len(lines) + k)
 
 
+class RaisedFrame(TypedDict):
+    """A frame of card code, by place in the job (not in the files: results are cached by content)."""
+
+    snippet: int  # index into job_snippets(job)
+    offset: int  # line within that snippet, from 0
+    name: str  # the function, or <module>
+    text: str  # the source line
+
+
 class Raised(TypedDict):
-    """Where the exception that became an answer was raised: the innermost frame in the card file."""
+    """How the exception that became an answer was raised: its frames in card code, innermost last."""
+
+    frames: list[RaisedFrame]
+    exception: str  # the exception's last line(s), as Python prints them
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A raised exception placed in the card files of the job at hand."""
 
     path: str
-    line: int  # 0 when no frame of the card file was involved
-    traceback: str  # reduced to the card file's frames
+    line: int  # 0 when no frame of card code was involved
+    traceback: str
 
 
 class Result(TypedDict):
@@ -124,6 +164,7 @@ class Outcome:
     torch_version: str = ""
     seconds: float = 0.0
     cached: bool = False
+    placed: Placed | None = None  # an exception answer placed in one card's files (set per card)
 
     @classmethod
     def from_result(cls, data: Result) -> Outcome:

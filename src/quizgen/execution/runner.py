@@ -15,7 +15,7 @@ import warnings
 from quizgen.constants import OUTPUT_LIMIT
 from quizgen.execution import cite, order_search
 from quizgen.execution.describe import describe
-from quizgen.execution.protocol import Answer, Job, Raised, Result, RunJob, SnippetJob
+from quizgen.execution.protocol import Answer, Job, Raised, RaisedFrame, Result, RunJob, job_snippets
 from quizgen.execution.snippets import (
     SnippetFailed,
     compile_snippet,
@@ -80,16 +80,6 @@ def reset_state() -> None:
     warnings._filters_mutated()  # type: ignore[attr-defined]  # filters were replaced behind its back
 
 
-def snippets(job: Job) -> list[SnippetJob]:
-    """Every snippet of a job (for registering their card files' lines)."""
-    found = list(job["setup"])
-    found += job.get("cite", {}).values()
-    if job["type"] == "search":
-        return [*found, job["check"], *job["lines"], *job["distractors"]]
-    expr = job.get("expr")
-    return [*found, job["code"], *([expr] if expr else [])]
-
-
 def _exception_answer(exc: BaseException) -> Answer:
     return {
         "type": "exception",
@@ -99,15 +89,22 @@ def _exception_answer(exc: BaseException) -> Answer:
     }
 
 
-def _raised(exc: BaseException, paths: set[str]) -> Raised:
-    """The innermost frame of the card file the exception passed through, and its reduced traceback."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in paths]
-    last = frames[-1] if frames else None
-    return {
-        "path": last.filename if last else "",
-        "line": (last.lineno or 0) if last else 0,
-        "traceback": format_exception(exc, paths),
-    }
+def _raised(exc: BaseException, job: Job) -> Raised:
+    """The exception's frames in the job's snippets, by place in the job (results are cached by content)."""
+    spans = [
+        (s["path"], s["line"], s["line"] + s["code"].rstrip("\n").count("\n")) for s in job_snippets(job)
+    ]
+    frames: list[RaisedFrame] = []
+    for f in traceback.extract_tb(exc.__traceback__):
+        at = next(
+            (k for k, (path, a, b) in enumerate(spans) if f.filename == path and a <= (f.lineno or 0) <= b),
+            None,
+        )
+        if at is not None:
+            offset = (f.lineno or 0) - spans[at][1]
+            frames.append({"snippet": at, "offset": offset, "name": f.name, "text": (f.line or "").strip()})
+    only = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    return {"frames": frames, "exception": only}
 
 
 def _run_code(job: RunJob, paths: set[str]) -> Result:
@@ -133,7 +130,7 @@ def _run_code(job: RunJob, paths: set[str]) -> Result:
         raise
     except BaseException as exc:
         result["value"] = _exception_answer(exc)
-        result["raised"] = _raised(exc, paths)
+        result["raised"] = _raised(exc, job)
     else:
         result["value"] = describe(value)
     return _with_cites(result, job, ns, paths)
@@ -147,7 +144,7 @@ def _with_cites(result: Result, job: RunJob, ns: dict[str, object], paths: set[s
 
 def run_job(job: Job) -> Result:
     """Run one job in this worker process."""
-    paths = {s["path"] for s in snippets(job)}
+    paths = {s["path"] for s in job_snippets(job)}
     if job["type"] == "search":
         setups = [compile_snippet(s) for s in job["setup"]]
         return order_search.search(job, setups, paths)
@@ -159,7 +156,7 @@ def execute_job(job: Job, home: str) -> Result:
 
     A failure of quizgen's own code is reported as `internal` with its traceback, never as the card's.
     """
-    for s in snippets(job):
+    for s in job_snippets(job):
         # Register the card file's lines under the name the code was compiled with, so tracebacks
         # show them although the snippet runs in another folder; mtime None keeps linecache from
         # dropping the entry when it cannot stat that name from here.

@@ -87,14 +87,14 @@ def raised_problem(card: Card, outcome: Outcome, fields: dict[str, Snippet | Non
 
     `fields` are the card's snippets by field name: the one holding the line is named (else the first).
     """
-    raised = outcome.raised
+    placed = outcome.placed
     field = next(iter(fields))
     where = card.at(field)
-    if raised and raised["line"]:
-        spot = (raised["path"], raised["line"])
+    if placed and placed.line:
+        spot = (placed.path, placed.line)
         field = next((name for name, s in fields.items() if spot in snippet_lines(s)), field)
-        where = Location(raised["path"], raised["line"], 0, card.id, field)
-    trace = raised["traceback"] if raised else answers.show(outcome.value) if outcome.value else ""
+        where = Location(placed.path, placed.line, 0, card.id, field)
+    trace = placed.traceback if placed else answers.show(outcome.value) if outcome.value else ""
     return Problem(where, f"{hint}:\n{trace}")
 
 

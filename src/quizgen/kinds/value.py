@@ -183,13 +183,13 @@ def _exception_problem(card: ValueCard, outcome: Outcome) -> Problem | None:
             "(if raising is the point, declare it: answer: {raises: Type})"
         )
         return raised_problem(card, outcome, {"code": card.code, "answer_expr": card.answer_expr}, hint)
-    raised = outcome.raised
-    if raised and (raised["path"], raised["line"]) not in snippet_lines(card.code, card.answer_expr):
+    placed = outcome.placed
+    if placed and (placed.path, placed.line) not in snippet_lines(card.code, card.answer_expr):
         assert card.declared is not None
-        where = f"line {raised['line']}" if raised["line"] else "outside the card file"
+        where = f"line {placed.line}" if placed.line else "outside the card file"
         message = (
             f"declared {answers.show_declared(declared)}, but the exception came from {where}, "
-            f"not from the card's code or answer_expr:\n{raised['traceback']}"
+            f"not from the card's code or answer_expr:\n{placed.traceback}"
         )
         return Problem(card.declared.location, message)
     return None
