@@ -4,6 +4,7 @@
 (function (root) {
   "use strict";
 
+  var plural = (root.QuizgenDom || require("./dom.js")).plural;
   var KEY = "quizgen.progress";
   var UNREADABLE_KEY = "quizgen.progress.unreadable";
   var FORMAT = "quizgen-progress";
@@ -64,8 +65,6 @@
     }
     return { progress: out, problem: null, dropped: dropped };
   }
-
-  function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
 
   /* Progress in `storage` (localStorage, or anything with getItem/setItem). */
   function Store(storage) {

@@ -1,0 +1,158 @@
+/* quizgen deck pages: shows one card at a time, hands the learner's answer to the card's kind
+ * (kinds/<kind>.js registers itself in QuizgenKinds) and the result to the mode (quiz-mode.js or
+ * review-mode.js). Every card's content is in the HTML already, escaped by the templates: this script
+ * shows, hides and moves elements and writes plain text with textContent, never HTML. */
+(function (root) {
+  "use strict";
+
+  var D = root.QuizgenDom || require("./dom.js");
+  var P = root.QuizgenProgress || require("./progress.js");
+  var S = root.QuizgenState || require("./state.js");
+  var $ = D.$, $$ = D.$$;
+  var MODES = {
+    quiz: (root.QuizgenQuizMode || require("./quiz-mode.js")).mode,
+    review: (root.QuizgenReviewMode || require("./review-mode.js")).mode
+  };
+  var NOTHING = {}; // the hooks of a kind without a script of its own: none
+
+  function kinds() { return root.QuizgenKinds || {}; }
+  function kindOf(card) { return kinds()[card.kind] || NOTHING; }
+
+  /* A deck page: its cards, its controls, the state (QuizgenState) and each mode's own (deck.quiz). */
+  function Deck(data, store, scheduler) {
+    this.data = data;
+    this.store = store;
+    this.scheduler = scheduler;
+    this.stage = $("#stage");
+    this.ui = {
+      status: $("#status"), scheduled: $("#scheduled"), next: $("#next"), selfGrade: $("#self-grade"),
+      rating: $("#rating"), summary: $("#summary"), caughtUp: $("#caught-up")
+    };
+    this.cards = data.cards.map(function (c) {
+      return { id: c.id, kind: c.kind, judge: c.judge, el: document.getElementById("card-" + c.id) };
+    });
+    this.byId = {};
+    this.cards.forEach(function (card) { this.byId[card.id] = card; }, this);
+    this.session = S.create();
+    this.quiz = null;
+  }
+
+  Deck.prototype.cardOf = function (el) {
+    var article = el.closest("article.card");
+    return article ? this.byId[article.getAttribute("data-card")] : null;
+  };
+
+  Deck.prototype.hideAll = function () {
+    var ui = this.ui;
+    this.cards.forEach(function (card) { card.el.hidden = true; });
+    [ui.next, ui.selfGrade, ui.rating, ui.summary, ui.caughtUp].forEach(function (el) { el.hidden = true; });
+  };
+
+  /* No card: a summary takes the stage. */
+  Deck.prototype.clear = function () {
+    this.hideAll();
+    this.session = S.clear(this.session);
+  };
+
+  Deck.prototype.present = function (card, focus) {
+    this.hideAll();
+    reset(card);
+    card.el.hidden = false;
+    this.session = S.show(this.session, card);
+    if (focus) $(".card-title", card.el).focus();
+  };
+
+  /* The learner answered (ok true or false) or revealed (ok null) `card`: show the result, then the mode
+   * says what comes next. An answer to a card that is not shown, or a second answer, does nothing. */
+  Deck.prototype.finish = function (card, ok, reason) {
+    var answered = S.answer(this.session, card, ok);
+    if (!answered) return;
+    this.session = answered;
+    card.el.classList.add("answered");
+    (kindOf(card).lock || noop)(card, this);
+    showResult(card, ok, reason);
+    MODES[this.session.mode].answered(this, card, ok);
+  };
+
+  function noop() {}
+
+  function reset(card) {
+    var el = card.el;
+    el.classList.remove("answered", "right", "wrong");
+    $(".result", el).hidden = true;
+    $$("button", el).forEach(function (b) { b.disabled = false; b.removeAttribute("aria-pressed"); });
+    (kindOf(card).reset || noop)(card);
+  }
+
+  function showResult(card, ok, reason) {
+    var el = card.el, because = $(".reason", el);
+    if (ok !== null) el.classList.add(ok ? "right" : "wrong");
+    $(".outcome", el).textContent = S.outcome(ok);
+    because.textContent = S.sentence(reason);
+    because.hidden = !reason;
+    $(".result", el).hidden = false;
+    D.announce(S.announcement(ok, reason, D.text($(".answer", el) || $(".back", el))));
+  }
+
+  /* ---- events: answers go to the card's kind, keys to the kind and then the mode ---- */
+
+  function wireAnswers(deck) {
+    deck.stage.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var card = deck.cardOf(e.target);
+      if (card) (kindOf(card).submit || noop)(card, deck);
+    });
+    deck.stage.addEventListener("click", function (e) {
+      var button = e.target.closest("button");
+      if (!button || button.disabled) return;
+      var card = deck.cardOf(button);
+      if (card && card === deck.session.card) (kindOf(card).click || noop)(card, button, deck);
+    });
+  }
+
+  /* Whether a key press belongs to what has focus: a text field, or a kind's own widget. */
+  function typing(target) {
+    if (/^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName) || target.isContentEditable) return true;
+    var all = kinds();
+    return Object.keys(all).some(function (name) { return all[name].owns && all[name].owns(target); });
+  }
+
+  function onKey(deck, e) {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.repeat || typing(e.target)) return;
+    var card = deck.session.card, kind = card ? kindOf(card) : NOTHING, mode = MODES[deck.session.mode];
+    if ((kind.key && kind.key(card, e, deck)) || (mode.key && mode.key(deck, e))) e.preventDefault();
+  }
+
+  function setMode(deck, mode, focus) {
+    deck.session = S.setMode(deck.session, mode);
+    $$(".modes [data-mode]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.getAttribute("data-mode") === mode));
+    });
+    if (window.history && window.history.replaceState) window.history.replaceState(null, "", "#" + mode);
+    deck.ui.scheduled.hidden = true;
+    MODES[mode].start(deck, focus);
+  }
+
+  /* Start a deck page; returns what the progress panel calls with an import's outcome, for its message. */
+  function init(data, store, scheduler) {
+    var deck = new Deck(data, store, scheduler), all = kinds();
+    Object.keys(all).forEach(function (name) { if (all[name].attach) all[name].attach(deck); });
+    wireAnswers(deck);
+    MODES.quiz.wire(deck);
+    MODES.review.wire(deck);
+    document.addEventListener("keydown", function (e) { onKey(deck, e); });
+    $$("[data-mode]").forEach(function (b) {
+      b.addEventListener("click", function () { setMode(deck, b.getAttribute("data-mode"), true); });
+    });
+    setMode(deck, S.initialMode(window.location.hash), false);
+    return function (outcome) {
+      var mode = MODES[deck.session.mode];
+      if (mode.imported) mode.imported(deck, outcome);
+      return P.describe(outcome, outcome.ids.filter(function (id) { return deck.byId[id]; }).length);
+    };
+  }
+
+  var api = { init: init, Deck: Deck };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  root.QuizgenDeck = api;
+})(typeof window !== "undefined" ? window : this);

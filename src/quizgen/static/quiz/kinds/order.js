@@ -1,0 +1,241 @@
+/* quizgen order cards on a quiz page: "your block" and "unused lines", built by drag and drop, by the
+ * Add/Remove buttons, or by keyboard (Enter adds or removes a line, Space picks it up, the arrows move it,
+ * Space drops it, Escape puts it back). The moves are order.js's; this file applies them to the page and
+ * announces them, writing only textContent. A puzzle whose article has the class "answered" is locked. */
+(function (root) {
+  "use strict";
+
+  var D = root.QuizgenDom || require("../dom.js");
+  var O = root.QuizgenOrder || require("../order.js");
+  var $ = D.$, $$ = D.$$, announce = D.announce;
+  // The line picked up by keyboard (and where it came from), and the line being dragged: one per page.
+  var held = { picked: null, origin: null, moving: false, dragged: null };
+
+  function puzzleOf(el) { return el.closest("article.kind-order"); }
+  function locked(el) { return puzzleOf(el).classList.contains("answered"); }
+  function lists(puzzle) { return { block: $(".block", puzzle), pool: $(".pool", puzzle) }; }
+  function code(li) { return $(".line-code", li).textContent.trim(); }
+  function item(li) { return Number(li.dataset.item); }
+  function items(within) { return $$(".line", within).map(item); }
+  function lineOf(puzzle, k) { return $('.line[data-item="' + k + '"]', puzzle); }
+  function where(li) { return O.where(layoutOf(puzzleOf(li)), item(li)); }
+
+  function layoutOf(puzzle) {
+    var l = lists(puzzle);
+    return { block: items(l.block), pool: items(l.pool) };
+  }
+
+  /* The lines as the arrow keys walk them. */
+  function sequence(puzzle) {
+    return O.sequence(layoutOf(puzzle)).map(function (k) { return lineOf(puzzle, k); });
+  }
+
+  /* Move `li` to where `layout` has it; the other lines stay where they are. */
+  function place(puzzle, li, layout) {
+    var k = item(li), inBlock = layout.block.indexOf(k) >= 0, l = lists(puzzle);
+    var list = inBlock ? layout.block : layout.pool, after = list[list.indexOf(k) + 1];
+    (inBlock ? l.block : l.pool).insertBefore(li, after === undefined ? null : lineOf(puzzle, after));
+  }
+
+  function update(puzzle) {
+    var l = lists(puzzle);
+    [l.block, l.pool].forEach(function (list) {
+      $(".count", list.closest(".order-part")).textContent = O.count(list.children.length);
+    });
+    $$(".line", puzzle).forEach(function (li) {
+      $(".toggle-text", li).textContent = li.parentNode === l.block ? "Remove" : "Add";
+    });
+  }
+
+  /* Change the DOM, then focus `focus`: a moved element loses focus, which must not drop a picked line. */
+  function relocate(li, focus, change) {
+    held.moving = true;
+    try {
+      change();
+      update(puzzleOf(li));
+      focus.focus();
+    } finally {
+      held.moving = false;
+    }
+  }
+
+  /* Add a line to the end of the block, or take it out; focus stays in the list it left. */
+  function toggle(li, onButton) {
+    var puzzle = puzzleOf(li), fromBlock = li.parentNode === lists(puzzle).block;
+    var target = li.nextElementSibling || li.previousElementSibling || li;
+    if (held.picked === li) drop(li, true);
+    var layout = O.toggle(layoutOf(puzzle), item(li));
+    relocate(li, onButton ? $(".toggle", target) : target, function () { place(puzzle, li, layout); });
+    announce((fromBlock ? "Removed " : "Added ") + code(li) + ", now " + where(li) + ".");
+  }
+
+  function pick(li) {
+    if (held.picked && held.picked !== li) drop(held.picked, true);
+    held.picked = li;
+    held.origin = { list: li.parentNode, before: li.nextElementSibling };
+    li.classList.add("picked");
+    announce("Picked up " + code(li) + ", " + where(li) +
+      ". The up and down arrows move it, Space drops it, Escape puts it back.");
+  }
+
+  function drop(li, quietly) {
+    li.classList.remove("picked");
+    held.picked = null;
+    if (!quietly) announce("Dropped " + code(li) + " " + where(li) + ".");
+  }
+
+  function cancel(li) {
+    var origin = held.origin;
+    relocate(li, li, function () {
+      origin.list.insertBefore(li, origin.before && origin.before.parentNode === origin.list ? origin.before : null);
+    });
+    drop(li);
+  }
+
+  /* Move a picked line one place through the block and on into the unused lines (or back). */
+  function move(li, direction) {
+    var puzzle = puzzleOf(li), layout = O.move(layoutOf(puzzle), item(li), direction);
+    if (!layout) return announce(O.stuck(code(li), direction));
+    relocate(li, li, function () { place(puzzle, li, layout); });
+    announce(code(li) + " moved " + where(li) + ".");
+  }
+
+  /* A key pressed on a line; true when the key was used. */
+  function lineKey(li, key) {
+    var all = sequence(puzzleOf(li)), at = all.indexOf(li), picked = held.picked === li;
+    var direction = key === "ArrowUp" ? -1 : 1;
+    switch (key) {
+      case " ":
+      case "Spacebar":
+        if (picked) drop(li); else pick(li);
+        return true;
+      case "Enter":
+        if (picked) drop(li); else toggle(li, false);
+        return true;
+      case "ArrowUp":
+      case "ArrowDown":
+        if (picked) move(li, direction); else if (all[at + direction]) all[at + direction].focus();
+        return true;
+      case "Home":
+      case "End":
+        if (!picked) all[key === "Home" ? 0 : all.length - 1].focus();
+        return true;
+      case "Escape":
+        if (picked) cancel(li);
+        return picked;
+      default:
+        return false;
+    }
+  }
+
+  function onKey(e) {
+    var li = e.target.classList && e.target.classList.contains("line") ? e.target : null;
+    if (!li || e.altKey || e.ctrlKey || e.metaKey || locked(li)) return;
+    if (lineKey(li, e.key)) e.preventDefault();
+  }
+
+  function onToggleClick(e) {
+    var button = e.target.closest(".line .toggle");
+    if (button && !button.disabled && !locked(button)) toggle(button.closest(".line"), true);
+  }
+
+  function onFocusOut(e) {
+    if (held.picked && e.target === held.picked && !held.moving) drop(held.picked, true);
+  }
+
+  /* ---- drag and drop ---- */
+
+  /* The list under the pointer: anywhere in a list's part (its heading, an empty list) counts. */
+  function listAt(target) {
+    var part = target.closest && target.closest(".order-part");
+    return part ? $(".lines", part) : null;
+  }
+
+  function accepts(list) { return held.dragged && list && puzzleOf(list) === puzzleOf(held.dragged); }
+
+  function onDragStart(e) {
+    var li = e.target.closest && e.target.closest(".line");
+    if (!li || locked(li)) return;
+    held.dragged = li;
+    li.classList.add("dragging");
+    e.dataTransfer.effectAllowed = "move";
+    e.dataTransfer.setData("text/plain", li.dataset.item);
+  }
+
+  function onDragEnd(e) {
+    if (held.dragged) held.dragged.classList.remove("dragging");
+    held.dragged = null;
+    $$(".drop-target", e.currentTarget).forEach(function (el) { el.classList.remove("drop-target"); });
+  }
+
+  function onDragOver(e) {
+    var list = listAt(e.target);
+    if (!accepts(list)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "move";
+    $$(".drop-target", e.currentTarget).forEach(function (el) { if (el !== list) el.classList.remove("drop-target"); });
+    list.classList.add("drop-target");
+  }
+
+  function onDrop(e) {
+    var list = listAt(e.target);
+    if (!accepts(list)) return;
+    e.preventDefault();
+    var li = held.dragged;
+    var others = $$(".line", list).filter(function (other) { return other !== li; });
+    var middles = others.map(function (other) {
+      var box = other.getBoundingClientRect();
+      return box.top + box.height / 2;
+    });
+    list.insertBefore(li, others[O.dropIndex(middles, e.clientY)] || null);
+    list.classList.remove("drop-target");
+    update(puzzleOf(li));
+    announce(code(li) + " dropped " + where(li) + ".");
+  }
+
+  /* ---- the kind's hooks, called by deck.js ---- */
+
+  function attach(deck) {
+    var stage = deck.stage;
+    stage.addEventListener("click", onToggleClick);
+    stage.addEventListener("keydown", onKey);
+    stage.addEventListener("focusout", onFocusOut);
+    stage.addEventListener("dragstart", onDragStart);
+    stage.addEventListener("dragend", onDragEnd);
+    stage.addEventListener("dragover", onDragOver);
+    stage.addEventListener("drop", onDrop);
+  }
+
+  /* Every line back among the unused lines, in the page's order. */
+  function reset(card) {
+    var puzzle = card.el, pool = $(".pool", puzzle);
+    O.reset(items(puzzle)).pool.forEach(function (k) {
+      var li = lineOf(puzzle, k);
+      li.classList.remove("picked");
+      li.draggable = true;
+      pool.appendChild(li);
+    });
+    if (held.picked && puzzleOf(held.picked) === puzzle) held.picked = null;
+    update(puzzle);
+  }
+
+  /* Once answered, nothing moves. */
+  function lock(card) {
+    D.disable(".toggle, .check-order", card.el);
+    $$(".line", card.el).forEach(function (li) { li.draggable = false; li.classList.remove("picked"); });
+    if (held.picked && puzzleOf(held.picked) === card.el) held.picked = null;
+  }
+
+  function click(card, button, deck) {
+    if (!button.classList.contains("check-order")) return;
+    var verdict = O.verdict(layoutOf(card.el).block, card.judge);
+    deck.finish(card, verdict.ok, verdict.reason);
+  }
+
+  /* Keys pressed on a line are the puzzle's, not the page's. */
+  function owns(target) { return !!target.closest(".line"); }
+
+  var api = { attach: attach, reset: reset, lock: lock, click: click, owns: owns };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  (root.QuizgenKinds = root.QuizgenKinds || {}).order = api;
+})(typeof window !== "undefined" ? window : this);

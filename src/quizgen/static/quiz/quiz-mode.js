@@ -1,0 +1,98 @@
+/* quizgen quiz mode: go through a deck once, in order, and score it. First pure functions on the quiz's
+ * progress {index, results: [{id, ok}]}, then the page side (`mode`, driven by deck.js), which touches the
+ * page only when called, so node loads this file. */
+(function (root) {
+  "use strict";
+
+  var D = root.QuizgenDom || require("./dom.js");
+  var $ = D.$;
+
+  function start() { return { index: 0, results: [] }; }
+  function advance(quiz) { return { index: quiz.index + 1, results: quiz.results }; }
+  function record(quiz, id, ok) { return { index: quiz.index, results: quiz.results.concat([{ id: id, ok: ok }]) }; }
+  function done(quiz, total) { return quiz.index >= total; }
+  function right(quiz) { return quiz.results.filter(function (r) { return r.ok; }).length; }
+  function missed(quiz) { return quiz.results.filter(function (r) { return !r.ok; }).map(function (r) { return r.id; }); }
+
+  function status(quiz, total) {
+    return "Quiz: card " + (quiz.index + 1) + " of " + total + ", " + right(quiz) + " right so far.";
+  }
+
+  /* The button after an answer: on to the next card, or to the score after the last. */
+  function nextLabel(quiz, total) { return quiz.index + 1 < total ? "Next card" : "See your score"; }
+
+  function score(quiz) { return "You got " + right(quiz) + " of " + quiz.results.length + " right."; }
+
+  /* A missed card in the summary, by its prompt (long prompts cut short). */
+  function missedLine(prompt) { return "Missed: " + (prompt.length > 120 ? prompt.slice(0, 117) + "…" : prompt); }
+
+  /* What is kept of a finished quiz (the index page shows it). */
+  function summary(quiz, at) { return { right: right(quiz), total: quiz.results.length, at: at }; }
+
+  /* ---- the page: `deck` is deck.js's Deck ---- */
+
+  function show(deck, focus) {
+    if (done(deck.quiz, deck.cards.length)) return finish(deck);
+    deck.ui.status.textContent = status(deck.quiz, deck.cards.length);
+    deck.present(deck.cards[deck.quiz.index], focus);
+  }
+
+  /* A revealed card (ok null) asks whether the learner knew it; anything else is scored at once. */
+  function answered(deck, card, ok) {
+    if (ok !== null) return keep(deck, card, ok);
+    deck.ui.selfGrade.hidden = false;
+    $("button", deck.ui.selfGrade).focus();
+  }
+
+  function keep(deck, card, ok) {
+    var ui = deck.ui;
+    deck.quiz = record(deck.quiz, card.id, ok);
+    ui.selfGrade.hidden = true;
+    ui.next.textContent = nextLabel(deck.quiz, deck.cards.length);
+    ui.next.hidden = false;
+    ui.next.focus();
+  }
+
+  function finish(deck) {
+    deck.clear();
+    var quiz = deck.quiz, list = $("#missed");
+    $("#score").textContent = score(quiz);
+    list.textContent = "";
+    missed(quiz).forEach(function (id) {
+      var li = document.createElement("li");
+      li.textContent = missedLine(D.text($(".prompt", deck.byId[id].el)));
+      list.appendChild(li);
+    });
+    deck.store.putQuiz(deck.data.deck.slug, summary(quiz, Date.now()));
+    D.flushNotices(deck.store);
+    deck.ui.status.textContent = "Quiz finished.";
+    deck.ui.summary.hidden = false;
+    deck.ui.summary.focus();
+    D.announce("Quiz finished. " + score(quiz));
+  }
+
+  function begin(deck, focus) {
+    deck.quiz = start();
+    show(deck, focus);
+  }
+
+  function wire(deck) {
+    deck.ui.next.addEventListener("click", function () {
+      deck.quiz = advance(deck.quiz);
+      show(deck, true);
+    });
+    deck.ui.selfGrade.addEventListener("click", function (e) {
+      var button = e.target.closest("button");
+      if (button && deck.session.answered) keep(deck, deck.session.card, button.getAttribute("data-knew") === "true");
+    });
+    $("#restart").addEventListener("click", function () { begin(deck, true); });
+  }
+
+  var api = {
+    start: start, advance: advance, record: record, done: done, right: right, missed: missed, status: status,
+    nextLabel: nextLabel, score: score, missedLine: missedLine, summary: summary,
+    mode: { start: begin, answered: answered, wire: wire }
+  };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  root.QuizgenQuizMode = api;
+})(typeof window !== "undefined" ? window : this);
