@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: build test check lint bench browser clean
+.PHONY: build test test-fast check lint bench browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ test: $(VENV)/.test browser
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The edit loop: no browser, no Anki, nothing slow (make test runs everything).
+test-fast: $(VENV)/.test
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not anki"
 
 bench: $(VENV)/.runtime
 	$(BIN)/python bench/run.py

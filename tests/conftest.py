@@ -3,6 +3,7 @@ and the real clients (Chromium through Playwright)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import textwrap
@@ -179,6 +180,25 @@ def copy_project(report: pipeline.Report, dest: Path) -> Path:
     root: Path = report.root  # type: ignore[attr-defined]
     shutil.copytree(root, dest)
     return dest
+
+
+def require(module: str) -> Any:
+    """An optional test tool: its tests are skipped where it is missing, but in CI (CI=true) they fail."""
+    if os.environ.get("CI") == "true":
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by the real clients they use, so `make test-fast` can leave them out."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "browser" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        module = getattr(item, "module", None)
+        uses_anki = any(getattr(v, "__module__", None) == "tests.anki_support" for v in vars(module).values())
+        if "anki_build" in fixtures or uses_anki:
+            item.add_marker(pytest.mark.anki)
 
 
 def _missing(what: str) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from .conftest import require
 from .quiz_support import missing
 
-fsrs = pytest.importorskip("fsrs")
+fsrs = require("fsrs")
 
 FSRS_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "quiz" / "fsrs.js"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
