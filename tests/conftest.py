@@ -175,6 +175,17 @@ def sample_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeli
     return report
 
 
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    """The sample and hostile decks built once per test run (`report.root` is the project folder).
+
+    Tests read it; a test that changes a project works on `copy_project(built, tmp_path)`.
+    """
+    from .quiz_support import quiz_build
+
+    return quiz_build(tmp_path_factory, pool)
+
+
 def copy_project(report: pipeline.Report, dest: Path) -> Path:
     """A copy of a built project (cards, lock, build and cache), to change without touching the original."""
     root: Path = report.root  # type: ignore[attr-defined]

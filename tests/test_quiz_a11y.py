@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
-from quizgen.execution.pool import Pool
 from quizgen.render.quiz import assets
 
 from .quiz_support import (
@@ -20,14 +19,8 @@ from .quiz_support import (
     close_tab,
     open_tab,
     overflowing,
-    quiz_build,
     site_url,
 )
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
-    return quiz_build(tmp_path_factory, pool)
 
 
 @pytest.fixture(scope="module")

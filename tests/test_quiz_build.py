@@ -11,17 +11,11 @@ import pytest
 from quizgen import pipeline
 from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import QuizgenError
-from quizgen.execution.pool import Pool
 from quizgen.render import quiz
 from quizgen.render.base import Project
 from quizgen.render.stage import Stage
 
-from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, quiz_build
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
-    return quiz_build(tmp_path_factory, pool)
+from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE
 
 
 def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> None:

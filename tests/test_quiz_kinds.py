@@ -10,7 +10,6 @@ import pytest
 from playwright.sync_api import expect
 
 from quizgen import pipeline
-from quizgen.execution.pool import Pool
 
 from .quiz_support import (
     SAMPLE_PAGE,
@@ -20,7 +19,6 @@ from .quiz_support import (
     close_tab,
     focused_line,
     open_tab,
-    quiz_build,
     site_url,
 )
 
@@ -45,11 +43,6 @@ WRONG = {
     "value-shape": "(3, 2)",
     "value-raises": "ValueError",
 }
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
-    return quiz_build(tmp_path_factory, pool)
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ import pytest
 from playwright.sync_api import expect
 
 from quizgen import pipeline
-from quizgen.execution.pool import Pool
 
-from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, quiz_build, site_url
+from .conftest import require
+from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, site_url
 
-fsrs = pytest.importorskip("fsrs")
+fsrs = require("fsrs")
 
 T0 = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -26,11 +26,6 @@ KEY = "quizgen.progress"
 
 def ms(when: datetime) -> int:
     return (when - EPOCH) // timedelta(milliseconds=1)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
-    return quiz_build(tmp_path_factory, pool)
 
 
 @pytest.fixture

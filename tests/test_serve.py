@@ -24,12 +24,7 @@ from quizgen import pipeline, serve
 from quizgen.cli import cli
 from quizgen.execution.pool import Pool
 
-from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab, quiz_build
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
-    return quiz_build(tmp_path_factory, pool)
+from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:

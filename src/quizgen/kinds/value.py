@@ -153,7 +153,10 @@ class ValueKind(CardKind):
 
     def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
         shown = answers.show(outcome.value) if outcome.value else ""
-        if outcome.value and outcome.value["type"] != "exception" and prose.states(card.explain, shown):
+        # None and booleans are also words of the prose ("`.grad` is None until ..."): numbers, tensors,
+        # shapes and strings are what an explanation restates by hand.
+        restated = outcome.value and outcome.value["type"] not in ("exception", "none", "bool")
+        if restated and prose.states(card.explain, shown):
             message = f"the explanation writes the answer {shown} by hand: write {{{{answer}}}} to quote it"
             return [Problem(card.at("explain"), message)]
         return []
