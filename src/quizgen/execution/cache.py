@@ -26,9 +26,14 @@ def torch_version() -> str:
 
 
 def _without_places(job: object) -> object:
-    """The job minus file names and line numbers: moving a card must not invalidate its result."""
+    """The job minus file names and line numbers: moving a card must not invalidate its result.
+
+    Only a snippet's own place goes (a dict of exactly code, path and line); a cite named `line` stays.
+    """
     if isinstance(job, dict):
-        return {k: _without_places(v) for k, v in job.items() if k not in ("path", "line")}
+        if set(job) == {"code", "path", "line"}:
+            return {"code": job["code"]}
+        return {k: _without_places(v) for k, v in job.items()}
     if isinstance(job, list):
         return [_without_places(v) for v in job]
     return job

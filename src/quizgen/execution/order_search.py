@@ -21,13 +21,34 @@ from quizgen.execution.snippets import (
     run,
 )
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _targets(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
 
 def _scoped_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """Names a statement reads and binds when it runs (not inside lambdas or function bodies)."""
+    """Names a statement reads and binds when it runs (not inside lambdas or function bodies).
+
+    A name a loop binds before its body reads it (`for i in ...`, a comprehension's variable) is not a
+    read: no other line need come first. Too few dependencies only cost time (more orders are run);
+    a wrong one would hide a valid order.
+    """
     reads: set[str] = set()
     binds: set[str] = set()
+    loop_bound: set[str] = set()
 
     def visit(node: ast.AST) -> None:
+        if isinstance(node, _COMPREHENSIONS):
+            local = set().union(*(_targets(g.target) for g in node.generators))
+            for child in ast.iter_child_nodes(node):
+                inner_reads, inner_binds = _scoped_names(child)
+                reads.update(inner_reads - local)
+                binds.update(inner_binds - local)
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            loop_bound.update(_targets(node.target))
         if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 binds.add(node.name)
@@ -50,7 +71,7 @@ def _scoped_names(tree: ast.AST) -> tuple[set[str], set[str]]:
             visit(child)
 
     visit(tree)
-    return reads, binds
+    return reads - loop_bound, binds
 
 
 def dependencies(lines: Sequence[str], predefined: set[str]) -> dict[int, set[int]]:
