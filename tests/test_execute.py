@@ -158,7 +158,7 @@ def test_every_kind_mis_declared_fails_with_both_values(
     assert "card 'wrong-order' -> check: the order as written fails the check" in errors[2]
     assert "declared answer raises RuntimeError but execution gives 1" in errors[3]
     assert "card 'broken-basic' -> code" in errors[4] and "NameError" in errors[4]
-    assert f'File "{path}", line 46' in errors[4] and "code: print(undefined_name)" in errors[4]
+    assert f'File "{path}", line 46' in errors[4] and "\n        print(undefined_name)\n" in errors[4]
 
 
 def test_order_with_several_orders_and_a_usable_distractor(

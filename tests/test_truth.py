@@ -61,7 +61,7 @@ def test_a_typo_in_answer_expr_fails_at_its_line_with_the_traceback(
         "declare (if raising is the point, declare it: answer: {raises: Type}):",
         "Traceback (most recent call last):",
         f'  File "{path}", line 11, in <module>',
-        "    answer_expr: w.gard.item()",
+        "    w.gard.item()",
         "AttributeError: 'Tensor' object has no attribute 'gard'",
     ]
 
@@ -519,3 +519,30 @@ def test_a_cached_exception_is_placed_where_the_card_is_now(project: Project, op
     [again] = [str(p) for p in info.value.problems]
     assert again.startswith(f"{path}:13: card 'moved' -> code: the snippet raised")
     assert f'File "{path}", line 13, in <module>\n    w.nope()' in again
+
+
+# -- found by mutation testing ---------------------------------------------------------------------
+
+
+def test_a_cite_named_like_a_place_is_part_of_the_cache_key() -> None:
+    def job(cite: str, path: str, line: int) -> dict[str, object]:
+        snippet = {"code": "w = 1", "path": path, "line": line}
+        return {
+            "type": "run",
+            "setup": [],
+            "code": snippet,
+            "cite": {"line": {"code": cite, "path": path, "line": 3}},
+        }
+
+    assert cache.job_key(job("w + 1", "a", 1)) != cache.job_key(job("w * 100", "a", 1))  # type: ignore[arg-type]
+    assert cache.job_key(job("w + 1", "a", 1)) == cache.job_key(job("w + 1", "b", 9))  # type: ignore[arg-type]
+
+
+def test_a_loop_variable_is_no_dependency_on_a_line_binding_the_same_name() -> None:
+    from quizgen.execution.order_search import candidate_orders, dependencies
+
+    lines = ["i = 10", "squares = [i * i for i in range(3)]", "for i in range(2): total = i"]
+    assert list(candidate_orders(3, dependencies(lines, set()))) == [
+        [0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]
+    ]  # fmt: skip
+    assert dependencies(["x = 1", "y = [x * k for k in range(3)]"], set()) == {0: set(), 1: {0}}

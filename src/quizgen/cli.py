@@ -37,6 +37,14 @@ _common = [
         help="Snippets executed at once.",
     ),
     click.option("--fail-fast", is_flag=True, help="Stop at the first card that fails."),
+    click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "require", "off"]),
+        default="auto",
+        show_default=True,
+        help="Run snippets without network, with a read-only file system and an empty $HOME "
+        "(auto: where Linux allows it; require: fail where it does not).",
+    ),
     click.option("--no-cache", "no_cache", is_flag=True, help="Execute every snippet again."),
     click.option(
         "--timeout",
@@ -64,6 +72,7 @@ def _options(**kw: Any) -> Any:
         fail_fast=kw["fail_fast"],
         use_cache=not kw["no_cache"],
         timeout=kw["timeout"],
+        sandbox=kw["sandbox"],
         progress=progress_printer(),
     )
 
@@ -78,6 +87,9 @@ def _summary(report: Any) -> str:
 def _warn(report: Any) -> None:
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+    for note in report.notes:
+        if note.startswith("snippets ran without a sandbox"):
+            click.echo(f"note: {note}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

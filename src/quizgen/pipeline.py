@@ -34,6 +34,7 @@ class Options:
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
+    sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
 
 
 @dataclass
@@ -104,6 +105,7 @@ def check(options: Options) -> Report:
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     plan = _plan(decks, cache)
     plan.problems += load_problems
+    notes: list[str] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     done = 0
@@ -128,6 +130,9 @@ def check(options: Options) -> Report:
             memory=options.memory,
             on_result=on_result,
             pool=options.pool,
+            sandbox=options.sandbox,
+            keep=[options.cards_dir],
+            notes=notes,
         )
         plan.outcomes.update(run)
     warnings = loader.in_source_order(plan.warnings)
@@ -138,7 +143,7 @@ def check(options: Options) -> Report:
     ]
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
-    return Report(verified, len(plan.work), cached, seconds, warnings=warnings)
+    return Report(verified, len(plan.work), cached, seconds, notes=notes, warnings=warnings)
 
 
 def _verified(card: Card, outcomes: dict[str, Outcome], keys: dict[str, str]) -> VerifiedCard:

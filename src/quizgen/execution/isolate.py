@@ -54,7 +54,7 @@ def describe_exit(status: int) -> str:
     return f"the snippet ended the worker process (exit status {os.WEXITSTATUS(status)}) before finishing"
 
 
-def _child(job: Job, home: str, jobdir: str, write_fd: int) -> None:
+def _child(job: Job, jobdir: str, write_fd: int) -> None:
     """The job's process: run it, send the result, end. Never returns."""
     global _owner
     from quizgen.execution import runner
@@ -64,7 +64,7 @@ def _child(job: Job, home: str, jobdir: str, write_fd: int) -> None:
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
         os.chdir(jobdir)
-        result = runner.execute_job(job, home)
+        result = runner.execute_job(job)
         data = (json.dumps(result) + "\n").encode()
     except BaseException:  # quizgen's own failure (a snippet's exceptions never get here)
         internal: Result = {"ok": False, "output": "", "internal": traceback.format_exc()}
@@ -145,14 +145,14 @@ def _children() -> list[int]:
     return pids
 
 
-def run_isolated(job: Job, home: str, workdir: str, timeout: float) -> Result:
+def run_isolated(job: Job, workdir: str, timeout: float) -> Result:
     """Run one job in a child process of its own, in a fresh folder, within `timeout` seconds."""
     jobdir = tempfile.mkdtemp(dir=workdir)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(job, home, jobdir, write_fd)
+        _child(job, jobdir, write_fd)
     os.close(write_fd)
     try:
         data, timed_out = _read_result(read_fd, pid, timeout)

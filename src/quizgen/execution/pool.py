@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +25,10 @@ class WorkerCrashed(QuizgenError):
     """The worker process itself died (not a snippet): an environment problem, such as no torch."""
 
 
+class SandboxUnavailable(QuizgenError):
+    """--sandbox=require on a machine where snippets cannot be sandboxed."""
+
+
 class Pool:
     """A `python -m quizgen.execution.worker` process that imports torch once and forks warm workers from it.
 
@@ -32,8 +36,17 @@ class Pool:
     imported once for all of them.
     """
 
-    def __init__(self, jobs: int, memory: int = DEFAULT_MEMORY, warm: bool = True) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        memory: int = DEFAULT_MEMORY,
+        warm: bool = True,
+        sandbox: str = "auto",
+        keep: Sequence[Path] = (),
+    ) -> None:
         self.jobs, self.memory = jobs, memory
+        self.sandbox_off = ""  # why snippets run without the sandbox ("" when they run in it)
+        self._ready = False
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         env = dict(os.environ)
         # Thread pools are sized when torch loads; one thread keeps answers bit-reproducible
@@ -44,6 +57,9 @@ class Pool:
         cmd = [sys.executable, "-m", "quizgen.execution.worker", "--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")
+        cmd += ["--sandbox", sandbox]
+        for path in keep:
+            cmd += ["--keep", str(Path(path).resolve())]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
         )
@@ -57,6 +73,17 @@ class Pool:
         self.proc.wait()
         detail = self.stderr_tail() or f"exit status {self.proc.returncode}"
         return WorkerCrashed(f"the quizgen worker process died:\n{detail}")
+
+    def ready(self) -> None:
+        """Wait for the pool to be up (torch imported, sandbox entered or not)."""
+        if self._ready:
+            return
+        message = self._receive()
+        if not message.get("ready"):
+            self.proc.wait()
+            raise SandboxUnavailable(message.get("error") or "the worker pool did not start")
+        self.sandbox_off = message.get("sandbox", "")
+        self._ready = True
 
     def _send(self, message: Request) -> None:
         assert self.proc.stdin is not None
@@ -74,6 +101,7 @@ class Pool:
         self, work: dict[str, Job], timeout: float = DEFAULT_TIMEOUT
     ) -> Generator[tuple[str, Result], None, None]:
         """Yield (key, result) for every job as results come in; stopping early cancels the rest."""
+        self.ready()
         assert self.proc.stdin is not None
         stdin = self.proc.stdin
 
@@ -139,10 +167,14 @@ def execute(
     memory: int = DEFAULT_MEMORY,
     on_result: Callable[[str, Outcome], bool] | None = None,
     pool: Pool | None = None,
+    sandbox: str = "auto",
+    keep: Sequence[Path] = (),
+    notes: list[str] | None = None,
 ) -> dict[str, Outcome]:
     """Run every job; `on_result` is told of each outcome and returns False to stop early.
 
     Without a `pool`, one is started for this call (only when there is work) and closed after.
+    A pool running without the sandbox says why in `notes`.
     """
     outcomes: dict[str, Outcome] = {}
     if not work:
@@ -151,8 +183,11 @@ def execute(
     # Warming optimizers up once in the zygote pays when a worker runs more than one job; with a
     # job per worker, each worker warms only what its snippet uses, in parallel.
     workers = max(1, min(jobs, len(work)))
-    active = pool or Pool(workers, memory, warm=len(work) > workers)
+    active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, keep=keep)
     try:
+        active.ready()
+        if active.sandbox_off and notes is not None and sandbox != "off":  # off: the user knows
+            notes.append(f"snippets ran without a sandbox: {active.sandbox_off}")
         results = active.run(work, timeout)
         for key, result in results:
             outcome = Outcome.from_result(result)

@@ -218,6 +218,8 @@ class Reply(TypedDict, total=False):
     ready: bool
     torch_version: str
     pid: int
+    sandbox: str  # with ready: "" when snippets run sandboxed, else why not
+    error: str  # with ready False: why the pool cannot start (a required sandbox is unavailable)
     cancelled: bool
 
 

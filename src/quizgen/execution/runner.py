@@ -6,7 +6,6 @@ Only worker processes import this module (it imports torch).
 from __future__ import annotations
 
 import linecache
-import os
 import sys
 import time
 import traceback
@@ -151,18 +150,25 @@ def run_job(job: Job) -> Result:
     return _run_code(job, paths)
 
 
-def execute_job(job: Job, home: str) -> Result:
-    """Run a job with its output captured; `home` is the folder card paths are relative to.
+def _register_lines(job: Job) -> None:
+    """Give linecache the job's own code under each card file's name, so tracebacks show the lines
+    that ran: the worker does not read card files (in the sandbox it may not see them)."""
+    files: dict[str, dict[int, str]] = {}
+    for s in job_snippets(job):
+        for k, text in enumerate(s["code"].splitlines()):
+            files.setdefault(s["path"], {})[s["line"] + k] = text + "\n"
+    for path, by_line in files.items():
+        lines = [by_line.get(n, "\n") for n in range(1, max(by_line) + 1)]
+        # mtime None keeps linecache from dropping the entry when it cannot stat that name from here.
+        linecache.cache[path] = (len("".join(lines)), None, lines, path)
+
+
+def execute_job(job: Job) -> Result:
+    """Run a job with its output captured.
 
     A failure of quizgen's own code is reported as `internal` with its traceback, never as the card's.
     """
-    for s in job_snippets(job):
-        # Register the card file's lines under the name the code was compiled with, so tracebacks
-        # show them although the snippet runs in another folder; mtime None keeps linecache from
-        # dropping the entry when it cannot stat that name from here.
-        lines = linecache.getlines(os.path.join(home, s["path"]))
-        if lines:
-            linecache.cache[s["path"]] = (len("".join(lines)), None, lines, s["path"])
+    _register_lines(job)
     capture = Capture()
     saved = sys.stdout, sys.stderr
     start = time.perf_counter()

@@ -32,7 +32,7 @@ from quizgen.constants import (
     ORDER_TIMEOUT_FACTOR,
     RETIRE_AFTER_JOBS,
 )
-from quizgen.execution import isolate
+from quizgen.execution import isolate, sandbox
 from quizgen.execution.contamination import Watch
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 
@@ -89,21 +89,21 @@ def _send_result(write_fd: int, result: Result) -> None:
         data = data[os.write(write_fd, data) :]
 
 
-def _run_in_place(task: WorkerTask, home: str, workdir: str) -> Result:
+def _run_in_place(task: WorkerTask, workdir: str) -> Result:
     """Run a job in this worker (its timeout is the zygote's to enforce), then end what it started."""
     from quizgen.execution import isolate, runner
 
     jobdir = tempfile.mkdtemp(dir=workdir)
     os.chdir(jobdir)
     try:
-        return runner.execute_job(task["job"], home)
+        return runner.execute_job(task["job"])
     finally:
         os.chdir(workdir)
         isolate.reap_all(None)
         shutil.rmtree(jobdir, ignore_errors=True)
 
 
-def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str, watch: Watch | None) -> None:
+def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | None) -> None:
     """The worker's life: run jobs until told to stop, worn out or contaminated. Never returns.
 
     With a `watch`, jobs run here one after another and a job that changed a shared namespace is this
@@ -132,9 +132,9 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, home: str, w
                 break
             task: WorkerTask = json.loads(line)
             if watch is None:
-                result = isolate.run_isolated(task["job"], home, workdir, task["timeout"])
+                result = isolate.run_isolated(task["job"], workdir, task["timeout"])
             else:
-                result = _run_in_place(task, home, workdir)
+                result = _run_in_place(task, workdir)
                 changed = watch.changed()
                 if changed:
                     result["contaminated"] = changed
@@ -187,7 +187,6 @@ class _Zygote:
         self.watch = watch  # taken here, once: every worker is forked from this state
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
-        self.home = os.getcwd()
         self.sel = selectors.DefaultSelector()
         self.workers: dict[int, _Worker] = {}  # by from_fd
         self.pending: list[Request] = []
@@ -210,7 +209,7 @@ class _Zygote:
                 os.close(w.from_fd)
             os.close(to_write)
             os.close(from_read)
-            _worker(to_read, from_write, workdir, self.memory, self.home, self.watch)
+            _worker(to_read, from_write, workdir, self.memory, self.watch)
         os.close(to_read)
         os.close(from_write)
         os.set_blocking(from_read, False)
@@ -339,15 +338,25 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
+    parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto")
+    parser.add_argument("--keep", action="append", default=[], help="a path the sandbox must show")
     args = parser.parse_args()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
+    try:  # before torch is imported: entering namespaces needs a single-threaded process
+        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()])
+    except sandbox.SandboxError as exc:
+        sys.stdout.write(json.dumps({"ready": False, "error": str(exc)}) + "\n")
+        sys.stdout.flush()
+        os._exit(1)
     torch_version = _warm_up(optimizers=not args.cold)
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
     watch = Watch()
     zygote = _Zygote(
         max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None
     )
-    zygote.send({"ready": True, "torch_version": torch_version, "pid": os.getpid()})
+    ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
+    ready["sandbox"] = "" if status.on else status.reason
+    zygote.send(ready)
     try:
         zygote.serve()
     finally:

@@ -1,0 +1,193 @@
+"""Building a stranger's cards: snippets run without network, with a read-only file system and an
+empty $HOME (execution/sandbox.py). Each test builds a hostile deck and looks for what leaked."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from quizgen import pipeline
+from quizgen.cli import cli
+from quizgen.errors import QuizgenError
+from quizgen.execution.pool import Pool
+
+from .conftest import write_project
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
+
+SECRET = "s3cret-token-0f9e"
+
+
+def basic(card_id: str, code: str) -> str:
+    body = textwrap.indent(textwrap.dedent(code).strip("\n"), "      ")
+    return f"  - id: {card_id}\n    kind: basic\n    front: f\n    back: b\n    code: |\n{body}\n"
+
+
+def deck(*cards: str) -> dict[str, str]:
+    return {"hostile.yaml": "deck: Hostile\nsetup: |\n  import os, socket\ncards:\n" + "".join(cards)}
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A $HOME holding a secret, outside the temporary folder (which the sandbox replaces anyway)."""
+    home = Path.cwd() / "build" / "test-home" / tmp_path.name
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_token").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+    import shutil
+
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def sandboxed(fake_home: Path) -> Iterator[Pool]:
+    """A pool of its own, started with the fake $HOME (the shared one was started with the real one)."""
+    with Pool(1) as pool:
+        pool.ready()
+        assert pool.sandbox_off == ""
+        yield pool
+
+
+def outputs(root: Path) -> str:
+    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too)."""
+    import zipfile
+
+    texts = []
+    for path in (root / "build").rglob("*"):
+        if path.suffix == ".apkg":
+            with zipfile.ZipFile(path) as z:
+                texts += [z.read(name).decode("latin-1") for name in z.namelist()]
+        elif path.is_file():
+            texts.append(path.read_bytes().decode("latin-1"))
+    return "\n".join(texts)
+
+
+def test_no_connection_reaches_a_server_on_localhost(tmp_path: Path, sandboxed: Pool) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+    server.settimeout(0.2)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept())
+            except TimeoutError:
+                continue
+
+    stop = threading.Event()
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    code = f"""
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"hello")
+            print("connected")
+        except OSError as exc:
+            print("refused:", type(exc).__name__)
+    """
+    root = write_project(tmp_path, deck(basic("phone-home", code)))
+    report = pipeline.build(
+        pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=sandboxed)
+    )
+    stop.set()
+    thread.join()
+    server.close()
+    assert accepted == []
+    assert report.decks[0].cards[0].output == "refused: ConnectionRefusedError\n"
+
+
+def test_a_secret_in_home_never_reaches_an_output(tmp_path: Path, fake_home: Path, sandboxed: Pool) -> None:
+    code = f"""
+        for path in ["~/.ssh/id_token", "{fake_home}/.ssh/id_token"]:
+            try:
+                print(open(os.path.expanduser(path)).read())
+            except OSError as exc:
+                print(type(exc).__name__)
+        print(sorted(os.listdir(os.path.expanduser("~"))))
+    """
+    root = write_project(tmp_path, deck(basic("steal", code)))
+    report = pipeline.build(
+        pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=sandboxed)
+    )
+    assert report.decks[0].cards[0].output == "FileNotFoundError\nFileNotFoundError\n[]\n"
+    assert SECRET not in outputs(root)
+
+
+def test_no_file_appears_outside_the_jobs_folder(tmp_path: Path, sandboxed: Pool) -> None:
+    outside = Path.cwd() / "build" / f"escaped-{tmp_path.name}.txt"
+    code = f"""
+        for path in ["../../escaped.txt", "{outside}", "{tmp_path}/escaped.txt", "/escaped.txt"]:
+            try:
+                with open(path, "w") as f:
+                    f.write("x")
+                print("wrote", os.path.basename(path))
+            except OSError as exc:
+                print(type(exc).__name__)
+    """
+    root = write_project(tmp_path, deck(basic("escape", code)))
+    report = pipeline.build(
+        pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=sandboxed)
+    )
+    # The first lands in the sandbox's own temporary folder (gone with the pool); the sandbox's
+    # temporary folder is a fresh one, where the test's does not exist.
+    assert report.decks[0].cards[0].output == "wrote escaped.txt\nOSError\nFileNotFoundError\nOSError\n"
+    assert (
+        not outside.exists() and not (tmp_path / "escaped.txt").exists() and not Path("/escaped.txt").exists()
+    )
+    assert not (Path(os.environ.get("TMPDIR", "/tmp")) / "escaped.txt").exists()
+
+
+def _unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the pool process find no namespaces (as on macOS or a locked-down kernel)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import quizgen.execution.sandbox as s\ns._probe = lambda keep: 'user namespaces are disabled here'\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+
+
+def test_without_namespaces_the_build_says_so_once_and_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unavailable(tmp_path, monkeypatch)
+    root = write_project(tmp_path, deck(basic("one", "print(1)"), basic("two", "print(2)")))
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("note: snippets ran without a sandbox") == 1
+    assert "note: snippets ran without a sandbox: user namespaces are disabled here" in result.output
+
+
+def test_sandbox_require_fails_where_it_is_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unavailable(tmp_path, monkeypatch)
+    root = write_project(tmp_path, deck(basic("one", "print(1)")))
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "-j", "1", "--sandbox", "require"])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: the sandbox is required but unavailable: user namespaces are disabled here\n"
+    )
+    with pytest.raises(QuizgenError):
+        Pool(1, sandbox="require").ready()
+
+
+def test_sandbox_off_runs_with_the_users_rights(tmp_path: Path, fake_home: Path) -> None:
+    with Pool(1, sandbox="off") as pool:
+        pool.ready()
+        assert pool.sandbox_off == "turned off (--sandbox=off)"
+        code = 'print(open(os.path.expanduser("~/.ssh/id_token")).read())'
+        root = write_project(tmp_path, deck(basic("reads-home", code)))
+        report = pipeline.check(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
+    assert report.decks[0].cards[0].output == SECRET + "\n"
