@@ -74,6 +74,7 @@ def _options(**kw: Any) -> Any:
         timeout=kw["timeout"],
         sandbox=kw["sandbox"],
         progress=progress_printer(),
+        waiting=lambda: click.echo("waiting for another build of this project to finish", err=True),
     )
 
 

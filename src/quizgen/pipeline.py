@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from quizgen import kinds, verify
 from quizgen.cards import loader
@@ -21,6 +22,9 @@ from quizgen.errors import CardErrors, InternalError, OutputError, Problem
 from quizgen.execution.cache import Cache, job_key
 from quizgen.execution.pool import Pool, execute
 from quizgen.execution.protocol import Job, Outcome, place
+
+if TYPE_CHECKING:
+    from quizgen.render.stage import Stage
 
 
 @dataclass
@@ -35,6 +39,7 @@ class Options:
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
     sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
+    waiting: Callable[[], None] | None = None  # told when another build of the project holds it
 
 
 @dataclass
@@ -157,12 +162,22 @@ def _pool_stderr(options: Options) -> str:
 
 def build(options: Options) -> Report:
     """Check, then render every output; they replace the earlier outputs together, or not at all."""
-    from quizgen.render.base import Project, renderers
-    from quizgen.render.stage import Stage
+    from quizgen.render import stage as staging
 
-    report = check(options)
+    # One build of a project at a time; a build killed earlier is finished (or cleaned) first.
+    with staging.build_lock(options.out_dir, options.waiting):
+        journal = options.out_dir / staging.JOURNAL
+        staging.recover(journal, [options.out_dir, options.out_dir / "anki", options.cards_dir])
+        report = check(options)
+        _render(options, report, staging.Stage(journal))
+    return report
+
+
+def _render(options: Options, report: Report, stage: Stage) -> None:
+    from quizgen.render.base import Project, renderers
+
     project = Project(report.decks, options.cards_dir, options.out_dir)
-    with Stage() as stage:
+    with stage:
         for renderer in renderers():
             try:
                 rendered = renderer.render(project, stage)
@@ -174,7 +189,6 @@ def build(options: Options) -> Report:
             report.written += rendered.written
             report.notes += rendered.notes
         stage.commit()
-    return report
 
 
 def progress_printer() -> Callable[[int, int], None] | None:

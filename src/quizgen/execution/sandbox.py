@@ -122,16 +122,18 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _hide_home(home: str, keep: Iterable[str], stash: str) -> None:
-    """Replace `home` by an empty writable folder, with the kept paths under it bound back read-only."""
-    kept = sorted(
-        {os.path.realpath(p) for p in keep if _under(os.path.realpath(p), home) and os.path.exists(p)}
-    )
+def _replace(folder: str, keep: Iterable[str], stash: str) -> None:
+    """Put an empty writable folder in `folder`'s place, with the kept paths under it bound back."""
+    real = {os.path.realpath(p) for p in keep}
+    kept: list[str] = []
+    for path in sorted(p for p in real if _under(p, folder) and p != folder and os.path.exists(p)):
+        if not any(_under(path, k) for k in kept):  # a kept folder brings what is under it
+            kept.append(path)
     os.makedirs(stash, exist_ok=True)
-    _mount(home, stash, None, MS_BIND | MS_REC)
-    _mount("tmpfs", home, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_SIZE)
+    _mount(folder, stash, None, MS_BIND | MS_REC)
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_SIZE)
     for path in kept:
-        source = os.path.join(stash, os.path.relpath(path, home))
+        source = os.path.join(stash, os.path.relpath(path, folder))
         if os.path.isdir(source):
             os.makedirs(path, exist_ok=True)
         else:
@@ -202,16 +204,18 @@ def _confine_files(keep: list[str]) -> None:
     home = os.path.realpath(os.path.expanduser("~"))
     # What stays writable is mounted fresh; then every other mount is made read-only.
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_SIZE)
-    fresh = {"/dev/shm", tmp}
-    if home != "/" and not _under(home, tmp) and os.path.isdir(home):
-        _hide_home(home, keep, "/dev/shm/.quizgen-home")
-        fresh.add(home)
-    os.makedirs(tmp, exist_ok=True)
-    _mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, TMPFS_SIZE)
-    if _under(home, tmp):  # the fresh temporary folder hid it: an empty one in its place
-        os.makedirs(home, exist_ok=True)
+    fresh = {"/dev/shm"}
+    # The outer folder first: emptying it would hide a fresh one made inside it. An inner one still
+    # there afterwards came back with a kept path (say $HOME inside the project): it is emptied too.
+    for n, folder in enumerate(sorted({tmp, home}, key=len)):
+        if folder != "/" and os.path.isdir(folder):
+            _replace(folder, keep, f"/dev/shm/.quizgen-stash-{n}")
+            fresh.add(folder)
+    for folder in (tmp, home):  # one inside the other, emptied: an empty one in its place
+        os.makedirs(folder, exist_ok=True)
+    # Bound-back paths are mounts of their own under the fresh folders: they are made read-only too.
     for point, locked in _mounts():
-        if any(_under(point, f) for f in fresh | set(_KEEP_WRITABLE)):
+        if point in fresh or any(_under(point, f) for f in _KEEP_WRITABLE):
             continue
         with contextlib.suppress(SandboxError):  # a mount hidden under another one cannot be reached
             _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | locked)

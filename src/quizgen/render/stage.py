@@ -1,11 +1,21 @@
 """Staged outputs: every renderer writes beside its targets, and nothing replaces a target until all
-renderers have finished, so a failed build leaves every earlier output (and the lock) as it was."""
+renderers have finished, so a failed build leaves every earlier output (and the lock) as it was.
+
+A build killed at any moment (SIGKILL, power loss) is safe too: before the first target is replaced,
+the list of moves is written to a journal, and the next build finishes an interrupted commit from it
+(`recover`) before it starts, so the outputs are always the old set or the new set, never a mix.
+Each move is idempotent to redo: whether a staged file or folder still exists says how far it got.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from quizgen.errors import OutputError
@@ -21,18 +31,24 @@ def _cannot(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
+STAGED = ".quizgen-staged-"  # the prefix of everything staged: what an interrupted build leaves
+JOURNAL = ".quizgen-commit.json"  # in the output folder, while a commit is under way
+LOCK = ".quizgen-build.lock"  # in the output folder: one build at a time
+
+
 class Stage:
     """Temporary files and folders beside their targets; `commit` moves them into place."""
 
-    def __init__(self) -> None:
+    def __init__(self, journal: Path | None = None) -> None:
         self._files: list[tuple[Path, Path]] = []  # (temporary, target)
         self._dirs: list[tuple[Path, Path]] = []
+        self.journal = journal  # where the moves are written before they start (None: no journal)
 
     def file(self, target: Path) -> Path:
         """A temporary path that becomes `target` on commit."""
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f"{STAGED}{target.name}.", suffix=".tmp")
             os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it private; an output is an ordinary file
             os.close(fd)
         except OSError as exc:
@@ -44,20 +60,31 @@ class Stage:
         """A fresh folder that takes `target`'s place whole on commit."""
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+            tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f"{STAGED}{target.name}."))
             tmp.chmod(0o777 & ~_umask())  # a web server must be able to read a published folder
         except OSError as exc:
             raise _cannot(target, exc) from None
         self._dirs.append((tmp, target))
         return tmp
 
+    def moves(self) -> list[Callable[[], None]]:
+        """The commit, step by step (each step can be redone after a crash)."""
+        moves = [{"tmp": str(tmp), "target": str(target), "dir": False} for tmp, target in self._files]
+        moves += [{"tmp": str(tmp), "target": str(target), "dir": True} for tmp, target in self._dirs]
+        steps: list[Callable[[], None]] = []
+        if self.journal is not None:
+            journal = self.journal
+            steps.append(lambda: _write_journal(journal, moves))
+        steps += [lambda move=move: _move(move) for move in moves]  # type: ignore[misc]
+        if self.journal is not None:
+            steps.append(journal.unlink)
+        return steps
+
     def commit(self) -> None:
         """Move everything staged into place (each target is replaced whole)."""
         try:
-            for tmp, target in self._files:
-                os.replace(tmp, target)
-            for tmp, target in self._dirs:
-                _swap(tmp, target)
+            for step in self.moves():
+                step()
         except OSError as exc:
             raise OutputError(f"cannot put the new outputs in place: {exc.strerror or exc}") from None
         finally:
@@ -80,10 +107,74 @@ class Stage:
         self.discard()  # after a commit there is nothing left; after a failure, nothing is kept
 
 
-def _swap(tmp: Path, target: Path) -> None:
-    old = target.parent / f".{target.name}.old"
+def _write_journal(journal: Path, moves: list[dict[str, object]]) -> None:
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    tmp = journal.with_name(journal.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"moves": moves}, f)
+        f.flush()
+        os.fsync(f.fileno())  # the journal is on disk before the first target moves
+    os.replace(tmp, journal)
+
+
+def _move(move: dict[str, object]) -> None:
+    """Put one staged file or folder in place; redoing it after a crash at any point finishes it.
+
+    A folder goes in two renames (target -> old, staged -> target): the staged folder still existing
+    means the second has not happened, the target existing besides means neither has.
+    """
+    tmp, target = Path(str(move["tmp"])), Path(str(move["target"]))
+    if not move["dir"]:
+        if tmp.exists():
+            os.replace(tmp, target)
+        return
+    old = target.parent / f"{STAGED}{target.name}.old"
+    if tmp.exists():
+        if target.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+        os.replace(tmp, target)
     shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
+def build_lock(out_dir: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the output folder for one build at a time; a second build waits (`waiting` is told)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir / LOCK, "a+b")  # noqa: SIM115 - held for the whole build
+    except OSError as exc:
+        raise _cannot(out_dir / LOCK, exc) from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def recover(journal: Path, folders: list[Path]) -> None:
+    """Finish a commit a killed build left half done, then remove what it had staged in `folders`.
+
+    Call it only while holding the build lock: another build's staged files would go too.
+    """
+    if journal.exists():
+        try:
+            moves = json.loads(journal.read_text(encoding="utf-8"))["moves"]
+        except (OSError, ValueError, KeyError):
+            moves = []  # a journal is replaced whole: a broken one was never complete, so no move began
+        for move in moves:
+            _move(move)
+        journal.unlink()
+    journal.with_name(journal.name + ".tmp").unlink(missing_ok=True)
+    for folder in folders:
+        for leftover in folder.glob(f"{STAGED}*") if folder.is_dir() else ():
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
