@@ -167,3 +167,30 @@ def test_two_builds_at_once_both_succeed_and_agree(tmp_path: Path) -> None:
     snapshot = _snapshot(root)
     assert _build(root).wait() == 0
     assert _snapshot(root)["cards.json"] == snapshot["cards.json"]
+
+
+def test_a_failure_in_the_last_renderer_leaves_every_output_and_the_lock_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quizgen import pipeline
+    from quizgen.errors import QuizgenError
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK})
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1)
+    pipeline.build(options)
+    before = _snapshot(root)
+    deck = root / "cards" / "sample.yaml"  # a change every output would show ...
+    deck.write_text(
+        deck.read_text().replace("(1.25 * w**2)", "(2.25 * w**2)").replace("answer: 8.0", "answer: 12.0")
+    )
+    broken = root / "templates" / "quiz" / "deck.html"  # ... and the quiz, built last, fails
+    broken.parent.mkdir(parents=True)
+    broken.write_text(
+        '{% extends "default:quiz/deck.html" %}{% block title %}{{ no_such_variable }}{% endblock %}'
+    )
+    with pytest.raises(QuizgenError) as info:
+        pipeline.build(options)
+    assert "no_such_variable" in str(info.value)
+    assert _snapshot(root) == before
+    assert [p.name for p in (root / "build").iterdir() if p.name.startswith(".quizgen-staged")] == []
