@@ -327,7 +327,8 @@ def test_placeholders_quote_executed_values(project: Project, options: Options) 
   cite:
     first: first
     second: w.grad.item() - first
-  explain: "{{first}} + {{second}} = {{answer}}; the snippet printed {{output}}."
+    names: "', '.join(['SGD', 'Adam'])"
+  explain: "{{first}} + {{second}} = {{answer}}; the snippet printed {{output}} ({{names}})."
 - id: order-count
   kind: order
   setup: a = 1
@@ -338,7 +339,7 @@ def test_placeholders_quote_executed_values(project: Project, options: Options) 
     )
     report = pipeline.check(options(root))
     cards = by_id(report)
-    assert cards["two-steps"].card.explain == "3.0 + 5.0 = 8.0; the snippet printed done."  # type: ignore[attr-defined]
+    assert cards["two-steps"].card.explain == "3.0 + 5.0 = 8.0; the snippet printed done (SGD, Adam)."  # type: ignore[attr-defined]
     assert cards["order-count"].card.explain == "3 orders work."  # type: ignore[attr-defined]
     assert report.warnings == []
 

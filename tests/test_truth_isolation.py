@@ -64,6 +64,7 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
         "import sys\nsys.modules['math'] = None",
         "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
         "torch.Tensor.item = lambda self: 42.0",
+        "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
     ],
 )
 def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: str) -> None:
@@ -72,7 +73,8 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
     probe = (
         "  - id: b-probe\n    kind: value\n    ask: q\n    code: |\n      import math, os\n"
         "      x = torch.nn.functional.relu(torch.tensor(3.0))\n"
-        "    answer_expr: (x.item(), math.sqrt(4.0), os.environ.get('QUIZGEN_SNEAKY'))\n"
+        "    answer_expr: (x.item(), math.sqrt(4.0), os.environ.get('QUIZGEN_SNEAKY'), "
+        "str((torch.ones(2, 2) @ torch.ones(2, 2)).dtype))\n"
     )
     root = tmp_path / "p"
     (root / "cards").mkdir(parents=True)
@@ -82,7 +84,7 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
         report = pipeline.check(options)
     by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
     assert by_id["b-probe"].answer is not None
-    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None)"
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
     assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
 
 

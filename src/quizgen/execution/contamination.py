@@ -67,6 +67,7 @@ class Watch:
         )
         self.tags = [cell.value for cell in self.cells]
         self.module_ids = {name: id(module) for name, module in sys.modules.items()}
+        self.settings = torch_settings()
 
     def accept(self) -> None:
         """Take the namespaces as they are now as the clean state (a new worker's own set-up changed some)."""
@@ -77,7 +78,13 @@ class Watch:
                     self.tags[i] = self.cells[i].value
 
     def changed(self) -> list[str]:
-        """The namespaces in which an entry that was there is now another object or gone."""
+        """The namespaces in which an entry that was there is now another object or gone, and the
+        torch settings held in C (no namespace shows them) that differ from the worker's start."""
+        now = torch_settings()
+        changed = [f"torch setting {name}" for name in self.settings if now.get(name) != self.settings[name]]
+        return changed + self._changed_namespaces()
+
+    def _changed_namespaces(self) -> list[str]:
         if self.fast:
             suspects = [i for i, cell in enumerate(self.cells) if cell.value != self.tags[i]]
         else:
@@ -100,6 +107,25 @@ class Watch:
             return len(now) != len(before)  # a variable added to the environment counts too
         added = [key for key in list(now) if key not in before]
         return any(not _harmless(key, now.get(key)) for key in added)
+
+
+def torch_settings() -> dict[str, object]:
+    """Process-wide torch state a snippet can change without touching any Python namespace."""
+    import torch
+
+    settings: dict[str, object] = {
+        "grad_enabled": torch.is_grad_enabled(),
+        "inference_mode": torch.is_inference_mode_enabled(),
+        "default_dtype": torch.get_default_dtype(),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "anomaly_detection": torch.is_anomaly_enabled(),
+        "num_threads": torch.get_num_threads(),
+        "autocast_cache": torch.is_autocast_cache_enabled(),
+    }
+    for device in ("cpu", "cuda"):
+        settings[f"autocast_{device}"] = torch.is_autocast_enabled(device)
+        settings[f"autocast_{device}_dtype"] = torch.get_autocast_dtype(device)
+    return settings
 
 
 def _harmless(key: str, value: object) -> bool:

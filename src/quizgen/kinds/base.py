@@ -58,7 +58,8 @@ class CardKind:
     def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
         """The placeholders' values, as the card's text shows them."""
         values = {"output": outcome.output.strip()}
-        values.update({name: answers.show(value) for name, value in (outcome.cited or {}).items()})
+        for name, value in (outcome.cited or {}).items():  # a string is quoted as text, not as its repr
+            values[name] = str(value["value"]) if value["type"] == "str" else answers.show(value)
         return values
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
