@@ -16,11 +16,60 @@ import yaml
 from quizgen import kinds, prose
 from quizgen.cards import schema
 from quizgen.cards.model import Card, Deck
-from quizgen.cards.reader import Reader, did_you_mean
+from quizgen.cards.reader import Reader, did_you_mean, foreign
+from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ID = re.compile(schema.ID_PATTERN)
+_LIMIT = "the most a card file may have"
+
+
+class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+_Parser: Any = yaml._yaml.CParser if yaml.__with_libyaml__ else _PythonParser  # libyaml where there is one
+# YAML 1.1's implicit types less dates, `<<` merges and `=`: the card format reads those as text.
+_AS_TEXT = (":timestamp", ":merge", ":value")
+_IMPLICIT = {
+    first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(_AS_TEXT)]
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+}
+
+
+class _TooBig(yaml.composer.ComposerError):
+    """A file past MAX_YAML_NODES nodes or MAX_YAML_DEPTH levels: not invalid YAML, but refused."""
+
+
+class _Loader(yaml.composer.Composer, _Parser, yaml.resolver.Resolver):
+    """libyaml's parser under PyYAML's composer, which stops at the first node past the limits."""
+
+    def __init__(self, text: str) -> None:
+        _Parser.__init__(self, text)
+        yaml.composer.Composer.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.yaml_implicit_resolvers = _IMPLICIT
+        self.nodes = self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            return super().compose_node(parent, index)  # the node it names is counted by _measure
+        mark = self.peek_event().start_mark
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            raise _TooBig(None, None, f"more than {MAX_YAML_NODES:,} YAML nodes ({_LIMIT})", mark)
+        if self.depth == MAX_YAML_DEPTH:
+            raise _TooBig(
+                None, None, f"lists and mappings nested more than {MAX_YAML_DEPTH} deep ({_LIMIT})", mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def card_files(cards_dir: Path) -> list[Path]:
@@ -64,7 +113,10 @@ def _unique(decks: list[Deck], problems: list[Problem]) -> list[Deck]:
     for deck in decks:
         key = deck.name.lower()
         if key in seen_decks:
-            message = f"deck '{deck.name}' is also defined in {seen_decks[key].path}"
+            earlier = seen_decks[key]
+            message = (
+                f"duplicate deck name '{deck.name}' (first defined at {earlier.location or earlier.path})"
+            )
             problems.append(Problem(deck.location or Location(deck.path, field="deck"), message))
             continue
         seen_decks[key] = deck
@@ -82,27 +134,138 @@ def _unique(decks: list[Deck], problems: list[Problem]) -> list[Deck]:
     return kept
 
 
+def _position(before: str) -> tuple[int, int]:
+    """The line and column just after `before`, the part of a file that comes before some point."""
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _decode(path: Path, problems: list[Problem]) -> str | None:
+    """The file's text, or None after reporting why it cannot be read (too large, not UTF-8)."""
+    name = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append(Problem(Location(name), f"cannot read: {exc}"))
+        return None
+    if len(data) > MAX_CARD_FILE_BYTES:
+        line, col = _position(data[:MAX_CARD_FILE_BYTES].decode("utf-8", "replace"))
+        message = f"the file is {len(data):,} bytes, past the {MAX_CARD_FILE_BYTES:,} a card file may have"
+        problems.append(Problem(Location(name, line, col), message))
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _position(data[: exc.start].decode("utf-8"))
+        message = f"not UTF-8 ({exc.reason}: byte 0x{data[exc.start]:02x}); card files are UTF-8"
+        problems.append(Problem(Location(name, line, col), message))
+        return None
+
+
 def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
     """The file's YAML node tree, or None after reporting why there is none."""
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem(Location(name), f"cannot read: {exc}"))
+    text = _decode(path, problems)
+    if text is None:
         return None
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = _single_node(text)
+    except yaml.reader.ReaderError:  # a control character, at a position in bytes or in characters
+        bad = yaml.reader.Reader.NON_PRINTABLE.search(text)
+        line, col = _position(text[: bad.start() if bad else 0])
+        character = f" U+{ord(bad.group()):04X}" if bad else ""
+        problems.append(Problem(Location(name, line, col), f"invalid YAML: control character{character}"))
+        return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        problems.append(Problem(Location(name, line, col), f"invalid YAML: {exc.problem or exc}"))
+        prefix = "" if isinstance(exc, _TooBig) else "invalid YAML: "
+        problems.append(Problem(Location(name, line, col), f"{prefix}{exc.problem or exc}"))
         return None
     except yaml.YAMLError as exc:
         problems.append(Problem(Location(name), f"invalid YAML: {exc}"))
         return None
     if root is None:
         problems.append(Problem(Location(name, 1, 1), "empty card file"))
+    elif (too_big := _expanded_too_far(name, root)) is not None:
+        problems.append(too_big)
+        return None
     return root
+
+
+def _single_node(text: str) -> yaml.Node | None:
+    loader = _Loader(text)
+    try:
+        node: yaml.Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
+
+
+_Size = tuple[int, int, int]  # nodes, characters of text, depth: with every alias written out
+_OVER: _Size = (MAX_YAML_NODES + 1, MAX_YAML_TEXT + 1, MAX_YAML_DEPTH + 1)
+
+
+def _measure(node: yaml.Node, sizes: dict[int, _Size], open_: set[int]) -> _Size:
+    """What `node` stands for with every alias written out, each count capped just past its limit.
+
+    An alias names a node that began earlier in the file, so it is measured already or still open: then
+    it contains itself, and is endless. The recursion is as deep as the file's own nesting."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        return _OVER
+    open_.add(key)
+    if isinstance(node, yaml.ScalarNode):
+        children, size = [], (1, min(len(node.value), _OVER[1]), 1)
+    else:
+        children, size = node.value, (1, 0, 1)
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+    for child in children:
+        n, t, d = _measure(child, sizes, open_)
+        size = (min(size[0] + n, _OVER[0]), min(size[1] + t, _OVER[1]), max(size[2], min(d + 1, _OVER[2])))
+    open_.discard(key)
+    sizes[key] = size
+    return size
+
+
+def _expanded_too_far(path: str, root: yaml.Node) -> Problem | None:
+    """An alias bomb, located at the card and field that hold it (or as near as one holds all of it)."""
+    sizes: dict[int, _Size] = {}
+    nodes, text, depth = _measure(root, sizes, set())
+    if nodes < _OVER[0] and text < _OVER[1] and depth < _OVER[2]:
+        return None
+
+    def over(node: yaml.Node) -> bool:
+        return any(n >= limit for n, limit in zip(sizes[id(node)], _OVER, strict=True))
+
+    def pair_over(node: yaml.Node) -> tuple[yaml.Node, yaml.Node] | None:
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []
+        return next(((k, v) for k, v in pairs if over(k) or over(v)), None)
+
+    where, card, field = root, None, None
+    if (pair := pair_over(root)) is not None:
+        where, field = pair[0], pair[0].value if isinstance(pair[0], yaml.ScalarNode) else None
+        items = pair[1].value if field == "cards" and isinstance(pair[1], yaml.SequenceNode) else []
+        if (item := next((i for i in items if over(i)), None)) is not None:
+            where, field, card = item, None, _card_id(item)
+            if (pair := pair_over(item)) is not None:
+                where, field = pair[0], pair[0].value if isinstance(pair[0], yaml.ScalarNode) else None
+    if nodes > MAX_YAML_NODES:
+        message = f"aliases expand to more than {MAX_YAML_NODES:,} YAML nodes ({_LIMIT})"
+    elif text > MAX_YAML_TEXT:
+        message = f"aliases expand to more than {MAX_YAML_TEXT:,} characters of text ({_LIMIT})"
+    else:
+        message = f"aliases nest lists and mappings more than {MAX_YAML_DEPTH} deep ({_LIMIT})"
+    mark = where.start_mark
+    return Problem(Location(path, mark.line + 1, mark.column + 1, card, field), message)
+
+
+def _card_id(node: yaml.Node) -> str | None:
+    pairs = node.value if isinstance(node, yaml.MappingNode) else []
+    ids = [v.value for k, v in pairs if k.value == "id" and isinstance(v, yaml.ScalarNode)]
+    return str(ids[0]) if ids else None
 
 
 def load_file(path: Path, problems: list[Problem]) -> Deck | None:
@@ -129,6 +292,8 @@ def load_file(path: Path, problems: list[Problem]) -> Deck | None:
         cards_node = top.value_node("cards")
         if not isinstance(cards_node, yaml.SequenceNode):
             top.error(top.at("cards"), "'cards' must be a list of cards")
+        elif (problem := foreign(cards_node)) is not None:
+            top.error(top.at("cards"), problem)
         elif not cards_node.value:
             top.error(top.at("cards"), "the deck has no cards")
         else:
@@ -149,14 +314,14 @@ def _card(path: str, node: yaml.Node, deck: str, problems: list[Problem]) -> Car
     raw = {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
     card_id = raw["id"].value if isinstance(raw.get("id"), yaml.ScalarNode) else None
     before = len(problems)
-    if card_id is not None and not _ID.match(str(card_id)):
+    if "id" in raw and (card_id is None or not _ID.match(str(card_id))):
         where = _node_loc(path, raw["id"], card_id, "id")
         problems.append(Problem(where, "an id is a slug of lowercase letters, digits and single dashes"))
     kind_node = raw.get("kind")
     kind_name = kind_node.value if isinstance(kind_node, yaml.ScalarNode) else None
     if kind_name not in kinds.names():
         where = _node_loc(path, kind_node or node, card_id, "kind")
-        if card_id is None:
+        if "id" not in raw:
             problems.append(Problem(here, "missing required field 'id'"))
         if kind_name is None:
             problems.append(Problem(where, f"card has no 'kind' (one of {', '.join(kinds.names())})"))
@@ -166,6 +331,8 @@ def _card(path: str, node: yaml.Node, deck: str, problems: list[Problem]) -> Car
         return None
     kind = kinds.get(kind_name)
     reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id)
+    for written in ("id", "kind"):  # read above as written: a tag on them is left to report
+        reader.plain(written)
     common = Card(
         id=card_id or "",
         kind=kind_name,

@@ -10,6 +10,7 @@ import ast
 import difflib
 import linecache
 import re
+import reprlib
 import warnings
 from typing import Any
 
@@ -17,8 +18,18 @@ import yaml
 
 from quizgen.cards.model import Declared, Snippet, Tolerance
 from quizgen.cards.schema import Field
+from quizgen.constants import MAX_ORDER_LINES
 from quizgen.errors import Location, Problem
 
+_CORE = "tag:yaml.org,2002:"
+_CORE_TAGS: dict[type, tuple[str, ...]] = {
+    yaml.ScalarNode: ("str", "int", "float", "bool", "null"),
+    yaml.SequenceNode: ("seq",),
+    yaml.MappingNode: ("map",),
+}
+_WHAT = {yaml.ScalarNode: "single value", yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}
+_PLAIN = "card files hold strings, numbers, booleans, null, lists and mappings only"
+_SCALARS = yaml.constructor.SafeConstructor()  # its scalar constructors keep no state
 _TAG = re.compile(r"^\S+$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BLOCK_STYLES = ("|", ">")
@@ -29,14 +40,49 @@ def did_you_mean(key: str, allowed: list[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else f"; allowed: {', '.join(allowed)}"
 
 
+class Unreadable(Exception):
+    """A node the card format does not read: a tag other than YAML's core ones, or text its tag refuses."""
+
+    def __init__(self, node: yaml.Node, message: str) -> None:
+        super().__init__(message)
+        self.node, self.message = node, message
+
+
+def foreign(node: yaml.Node) -> str | None:
+    """Why the node's own tag is not one of plain YAML's (str, int, float, bool, null, seq, map), if so."""
+    name = node.tag.removeprefix(_CORE) if node.tag.startswith(_CORE) else None
+    if name in _CORE_TAGS[type(node)]:
+        return None
+    tag = f"!!{name}" if name is not None else node.tag
+    tag = tag if len(tag) <= 80 else tag[:77] + "..."
+    if any(name in names for names in _CORE_TAGS.values()):
+        return f"the YAML tag '{tag}' cannot mark a {_WHAT[type(node)]}"
+    return f"the YAML tag '{tag}' is not allowed: {_PLAIN}"
+
+
 def construct(node: yaml.Node) -> Any:
-    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+    """Plain data from a node, every alias written out (the loader bounds how far); raises Unreadable."""
+    problem = foreign(node)
+    if problem is not None:
+        raise Unreadable(node, problem)
+    if isinstance(node, yaml.SequenceNode):
+        return [construct(item) for item in node.value]
+    if isinstance(node, yaml.MappingNode):
+        keys = [k for k, _ in node.value if not isinstance(k, yaml.ScalarNode)]
+        if keys:
+            raise Unreadable(keys[0], "a mapping key is a single value, not a list or mapping")
+        return {construct(k): construct(v) for k, v in node.value}
+    try:
+        return _SCALARS.yaml_constructors[node.tag](_SCALARS, node)
+    except (ValueError, KeyError) as exc:  # `!!int x`, `!!bool maybe`, an int of 5000 digits
+        message = f"cannot read {reprlib.repr(node.value)} as !!{node.tag.removeprefix(_CORE)}"
+        raise Unreadable(node, message) from exc
 
 
 def has_assert(code: str) -> bool:
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # reported as a syntax error already
     return any(isinstance(n, ast.Assert) and not _always_true(n.test) for n in ast.walk(tree))
 
@@ -60,6 +106,8 @@ class Reader:
         card: str | None = None,
     ) -> None:
         self.path, self.node, self.card, self.problems = path, node, card, problems
+        if (problem := foreign(node)) is not None:
+            self.error(self.loc(), problem)
         self.entries = self._entries(allowed)
 
     # -- locations and errors ----------------------------------------------------------------
@@ -91,7 +139,10 @@ class Reader:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
             if not isinstance(key, str):
                 self.error(self.loc(key_node), "keys must be plain names")
-            elif key in entries:
+                continue
+            if (problem := foreign(key_node)) is not None:  # `!x ask: ...`: reported, then read as `ask`
+                self.error(self.loc(key_node, key), problem)
+            if key in entries:
                 first = entries[key][0].start_mark.line + 1
                 self.error(self.loc(key_node, key), f"duplicate key '{key}' (first on line {first})")
             elif key not in allowed:
@@ -105,7 +156,20 @@ class Reader:
 
     # -- typed fields ------------------------------------------------------------------------
 
+    def plain(self, key: str) -> yaml.Node | None:
+        """A field's value node, None when it is absent or not plain YAML (reported: a tag, say)."""
+        if key not in self.entries:
+            return None
+        node = self.entries[key][1]
+        try:
+            construct(node)
+        except Unreadable as exc:
+            self.error(self.loc(exc.node, key), exc.message)
+            return None
+        return node
+
     def scalar(self, node: yaml.Node, field: str) -> Any:
+        """A single value under a field `plain` accepted."""
         if not isinstance(node, yaml.ScalarNode):
             self.error(self.loc(node, field), "expected a single value, not a list or mapping")
             return None
@@ -113,9 +177,9 @@ class Reader:
 
     def text(self, key: str, required: bool = False) -> Any:
         """A text field: "" when absent (None when `required`); a bare number or bool is read as text."""
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return None if required else ""
-        node = self.entries[key][1]
         value = self.scalar(node, key)
         if value is None:
             if isinstance(node, yaml.ScalarNode):
@@ -144,9 +208,13 @@ class Reader:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # e.g. SyntaxWarning: the card is judged by its asserts
-                compile("\n" * (snippet.line - 1) + snippet.code, snippet.path, mode)
+                compile(snippet.code, snippet.path, mode)  # lines counted from the snippet's first
+        except (RecursionError, MemoryError):  # the parser's stack: `-------...1`, `1+1+...+1`
+            where = Location(self.path, snippet.line, 0, self.card, field)
+            self.error(where, "Python cannot compile this: it is nested too deeply")
+            return False
         except SyntaxError as exc:
-            line = exc.lineno or snippet.line
+            line = snippet.line + exc.lineno - 1 if exc.lineno else snippet.line
             # exc.text may be the card file's line (compile reads it from disk): take the code's own.
             code_lines = snippet.code.splitlines()
             own = code_lines[line - snippet.line] if 0 <= line - snippet.line < len(code_lines) else None
@@ -168,14 +236,17 @@ class Reader:
 
     def lines(self, key: str) -> list[Snippet]:
         """A list of one-line snippets (an order puzzle's lines or distractors)."""
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return []
-        node = self.entries[key][1]
         if not isinstance(node, yaml.SequenceNode):
             self.error(self.loc(node, key), f"'{key}' must be a list of code lines")
             return []
+        if len(node.value) > MAX_ORDER_LINES:  # reported, and only so many read
+            message = f"'{key}' has {len(node.value)} lines, more than {MAX_ORDER_LINES}"
+            self.error(self.loc(node, key), message)
         snippets = []
-        for item in node.value:
+        for item in node.value[:MAX_ORDER_LINES]:
             value = self.scalar(item, key)
             if not isinstance(value, str) or not value.strip():
                 self.error(self.loc(item, key), "each line is a non-empty string of code")
@@ -187,9 +258,9 @@ class Reader:
 
     def cite(self, key: str = "cite") -> dict[str, Snippet]:
         """Named expressions: `cite: {name: python expression}`."""
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return {}
-        node = self.entries[key][1]
         if not isinstance(node, yaml.MappingNode):
             self.error(self.loc(node, key), "cite maps names to Python expressions, e.g. `final: w.item()`")
             return {}
@@ -215,9 +286,9 @@ class Reader:
         return cites
 
     def tags(self) -> list[str]:
-        if "tags" not in self.entries:
+        node = self.plain("tags")
+        if node is None:
             return []
-        node = self.entries["tags"][1]
         if not isinstance(node, yaml.SequenceNode):
             self.error(self.loc(node, "tags"), "'tags' must be a list of words")
             return []
@@ -231,9 +302,9 @@ class Reader:
         return tags
 
     def boolean(self, key: str, default: bool = False) -> bool:
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return default
-        node = self.entries[key][1]
         value = self.scalar(node, key)
         if not isinstance(value, bool):
             self.error(self.loc(node, key), f"{key} is true or false, not {node.value!r}")
@@ -241,9 +312,9 @@ class Reader:
         return value
 
     def integer(self, key: str, low: int, high: int, default: int) -> int:
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return default
-        node = self.entries[key][1]
         value = self.scalar(node, key)
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             self.error(self.loc(node, key), f"{key} is a whole number {low}..{high}, not {node.value!r}")
@@ -252,15 +323,15 @@ class Reader:
 
     def declared(self, key: str) -> Declared | None:
         """A value written by the author (checked by the kind that reads it)."""
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return None
-        node = self.entries[key][1]
         return Declared(construct(node), self.loc(node, key))
 
     def tolerance(self, key: str = "tolerance") -> Tolerance:
-        if key not in self.entries:
+        node = self.plain(key)
+        if node is None:
             return Tolerance()
-        node = self.entries[key][1]
         value = construct(node)
         where = self.loc(node, key)
         if not isinstance(value, dict) or not set(value) <= {"rtol", "atol"}:
@@ -268,6 +339,6 @@ class Reader:
             return Tolerance()
         for name, number in value.items():
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
-                self.error(where, f"tolerance {name} must be a number >= 0, not {number!r}")
+                self.error(where, f"tolerance {name} must be a number >= 0, not {reprlib.repr(number)}")
                 return Tolerance()
         return Tolerance(**{k: float(v) for k, v in value.items()})
