@@ -169,14 +169,20 @@ def _reversed_copy(src: Path, dest: Path, extra: str = "") -> Path:
     """The same cards with every deck's cards in reverse order (and `extra` cards first)."""
     import yaml
 
+    def cards_of(root: yaml.Node) -> yaml.SequenceNode:
+        [node] = [v for k, v in root.value if k.value == "cards"]
+        return node
+
     (dest / "cards").mkdir(parents=True)
     files = sorted(src.glob("*.yaml"))
     for path in files:
-        deck = yaml.safe_load(path.read_text())
-        deck["cards"] = list(reversed(deck["cards"]))
+        # Node by node, so every scalar is written back as it was (`off:` stays a name, not False).
+        root = yaml.compose(path.read_text())
+        cards = cards_of(root)
+        cards.value.reverse()
         if extra and path == files[0]:
-            deck["cards"] = yaml.safe_load("cards:\n" + extra)["cards"] + deck["cards"]
-        (dest / "cards" / path.name).write_text(yaml.safe_dump(deck, sort_keys=False))
+            cards.value[:0] = cards_of(yaml.compose("cards:\n" + extra)).value
+        (dest / "cards" / path.name).write_text(yaml.serialize(root))
     return dest
 
 
