@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+from quizgen.cards import loader
+from quizgen.execution.order_program import Orders, Program, shape
 from quizgen.execution.order_search import candidate_orders, dependencies, distractor_variants, relax
+from quizgen.kinds.order import partial_order
 
 STEP = ["opt.zero_grad()", "loss = model(x).sum()", "loss.backward()", "opt.step()"]
 
@@ -46,3 +50,69 @@ def test_relax_drops_constraints_the_given_order_breaks() -> None:
 def test_distractor_variants_insert_and_substitute() -> None:
     variants = list(distractor_variants([0, 1], 9))
     assert variants == [[9, 0, 1], [0, 9, 1], [0, 1, 9], [9, 1], [0, 9]]
+
+
+# -- blocks, indentation and the answer as a graph (issue 11) ------------------------------------------
+
+
+def test_the_accepted_orders_of_a_step_are_a_graph() -> None:
+    # zero_grad may go first, after the forward pass, or last: no set of pairs allows exactly that
+    assert partial_order([[0, 1, 2, 3], [1, 0, 2, 3], [1, 2, 3, 0]], 4) is None
+    # a before c and b before c, a and b in either order: exactly the orders of {a<c, b<c}
+    assert partial_order([[0, 1, 2], [1, 0, 2]], 3) == [(0, 2), (1, 2)]
+    # one order: a chain, without the pairs the chain implies
+    assert partial_order([[2, 0, 1]], 3) == [(0, 1), (2, 0)]
+    # every order: no pair at all
+    every = [[a, b, c] for a in range(3) for b in range(3) for c in range(3) if len({a, b, c}) == 3]
+    assert partial_order(every, 3) == []
+
+
+def test_a_graph_is_only_claimed_when_it_allows_no_more_orders() -> None:
+    # 0<1 and 2<3 hold in both, but their orders are 6, not 2
+    assert partial_order([[0, 1, 2, 3], [2, 3, 0, 1]], 4) is None
+    assert partial_order([], 3) is None
+    assert partial_order([[0, 1]], 3) is None  # not an order of all the lines
+
+
+def test_indentation_shapes_what_may_follow_a_block() -> None:
+    assert shape("for x in xs:").opens and not shape("total += x").opens
+    assert shape("else:").continues and shape("@torch.no_grad()").decorates
+    assert shape("if a:\n    b = 1").inner == 1  # its last line sits one level in
+    program = Program(("total = 0", "for x in xs:", "total += x", "print(total)"), 4, 4, (0, 0, 1, 0))
+    assert program.chunks([0, 1, 2, 3]) == ((0,), (1, 2), (3,))  # the loop and its body are one step
+    assert program.source((1, 2))[0] == "for x in xs:\n    total += x\n"
+    candidates = [[b for chunk in c for b in chunk] for c in Orders(program, range(4), {}).all()]
+    # a body only ever follows a line that opens a block; the loop never ends the program bodiless
+    assert all(c.index(2) == c.index(1) + 1 for c in candidates)
+    assert len(candidates) == 6  # the three statements in any order
+
+
+def _problems(tmp_path: Path, card: str) -> list[str]:
+    """The loader's problems with one card, each without its file name."""
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    (cards / "d.yaml").write_text("deck: D\ncards:\n" + card)
+    _, problems = loader.load(cards)
+    return [str(p).split("d.yaml:", 1)[1] for p in problems]
+
+
+def test_a_block_of_several_lines_counts_once(tmp_path: Path) -> None:
+    block = "      - |\n        a = 1\n        b = 2\n"
+    assert _problems(tmp_path, f"  - id: one\n    kind: order\n    lines:\n{block}    check: assert b\n") == [
+        "6:7: card 'one' -> lines: an order puzzle needs at least 2 lines (a block of several counts as one)"
+    ]
+
+
+def test_a_block_scalar_line_is_numbered_from_its_first_line_of_code(tmp_path: Path) -> None:
+    lines = "      - a = 1\n      - d = 4\n      - |\n        b = 2\n        c = a +\n"
+    [problem] = _problems(tmp_path, f"  - id: b\n    kind: order\n    lines:\n{lines}    check: assert c\n")
+    assert problem.startswith("10:") and "syntax error" in problem
+
+
+def test_an_indented_program_must_compile_as_written(tmp_path: Path) -> None:
+    lines = '      - total = 0\n      - "    total += 1"\n      - "   x = 1"\n'
+    card = f"  - id: broken\n    kind: order\n    indent: true\n    lines:\n{lines}    check: assert total\n"
+    assert [p.split("-> ", 1)[1] for p in _problems(tmp_path, card)] == [
+        "lines: indented 3 spaces, not a multiple of this puzzle's 4",
+        "lines: the lines as written, with their indentation, do not compile: unexpected indent",
+    ]

@@ -16,7 +16,7 @@ RETIRE_AFTER_JOBS = 500  # a worker is replaced after this many jobs (each ran i
 REPEAT_MIN, REPEAT_MAX = 1, 100  # how often an order puzzle's block may run
 MIN_ORDER_LINES = 2
 MAX_ORDER_LINES = 100  # lines (or distractors) of one order puzzle: far past any a learner could order
-MAX_CANDIDATES = 40320  # 8!: a puzzle with more free orderings than this is not one a learner can do
+MAX_CANDIDATES = 362880  # 9!: a puzzle with more free orderings than this is not one a learner can do
 
 # Card files come from strangers: what the loader reads of one is bounded, so a hostile file is a located
 # error within a second and some tens of MB, never a hang. The largest shipped deck: 23 KB, 414 nodes.
@@ -25,6 +25,6 @@ MAX_YAML_NODES = 50_000  # per file, an alias counting as every node it repeats 
 MAX_YAML_TEXT = 2 << 20  # characters of the values in a file, an alias counting as the text it repeats
 MAX_YAML_DEPTH = 64  # lists and mappings nested in one another
 
-RESULT_FORMAT = 3  # part of every cache key: raise it when a result gains or changes a field
+RESULT_FORMAT = 4  # part of every cache key: raise it when a result gains or changes a field
 
 INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed

@@ -235,7 +235,12 @@ class Reader:
         return start - (len(code_line.strip("\n")) - len(stripped)) + offset
 
     def lines(self, key: str) -> list[Snippet]:
-        """A list of one-line snippets (an order puzzle's lines or distractors)."""
+        """A list of code blocks, each compiled (an order puzzle's lines or distractors)."""
+        return [s for s in self.blocks(key) if self.compiles(s, "exec", key)]
+
+    def blocks(self, key: str) -> list[Snippet]:
+        """A list of code blocks, one line or several each, not compiled: an indented puzzle's block
+        need not compile alone (`for x in xs:`)."""
         node = self.plain(key)
         if node is None:
             return []
@@ -251,9 +256,8 @@ class Reader:
             if not isinstance(value, str) or not value.strip():
                 self.error(self.loc(item, key), "each line is a non-empty string of code")
                 continue
-            snippet = Snippet(value, self.path, item.start_mark.line + 1)
-            if self.compiles(snippet, "exec", key):
-                snippets.append(snippet)
+            block = isinstance(item, yaml.ScalarNode) and item.style in _BLOCK_STYLES
+            snippets.append(Snippet(value, self.path, item.start_mark.line + 1 + block))
         return snippets
 
     def cite(self, key: str = "cite") -> dict[str, Snippet]:

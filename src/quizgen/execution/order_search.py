@@ -1,7 +1,9 @@
 """The order search: which orders of a puzzle's lines pass its check, and whether a distractor can be used.
 
 Data dependencies prune the n! orders (pure functions, usable anywhere); `search` runs the candidates
-inside a worker process.
+inside a worker process (order_runs): the fast search (order_tree) where the state can be copied, else
+each candidate from a fresh namespace (the plain search, kept for what the fast one cannot vouch for
+and for the tests).
 """
 
 from __future__ import annotations
@@ -10,16 +12,8 @@ import ast
 from collections.abc import Iterator, Sequence
 from types import CodeType
 
-from quizgen.constants import MAX_CANDIDATES
-from quizgen.execution import cite
-from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
-from quizgen.execution.snippets import (
-    SnippetFailed,
-    compile_snippet,
-    format_exception,
-    fresh_namespace,
-    run,
-)
+from quizgen.execution.order_program import Program
+from quizgen.execution.protocol import Result, SearchJob
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -124,53 +118,28 @@ def distractor_variants(order: Sequence[int], distractor: int) -> Iterator[list[
         yield [*order[:k], distractor, *order[k + 1 :]]
 
 
-def search(job: SearchJob, setups: list[CodeType], paths: set[str]) -> Result:
-    """Every accepted order of the job's lines, and the distractors that can be used (in a worker)."""
-    lines = job["lines"]
-    codes = [compile_snippet(s) for s in lines + job["distractors"]]
-    check = compile_snippet(job["check"])
+def readable(program: Program) -> list[str]:
+    """The lines as code `dependencies` can parse: an indented block alone may not be (`for x in xs:`)."""
+    if not program.indented:
+        return list(program.codes[: program.lines])
+    found = []
+    for code in program.codes[: program.lines]:
+        for attempt in (code, code.rstrip("\n") + "\n" + " " * program.unit * 8 + "pass\n"):
+            try:
+                ast.parse(attempt)
+            except SyntaxError:
+                continue
+            found.append(attempt)
+            break
+        else:
+            found.append("pass")  # `else:` and the like: no names of its own
+    return found
 
-    def attempt(order: list[int], ns: dict[str, object] | None = None) -> BaseException | None:
-        ns = fresh_namespace(setups, paths) if ns is None else ns
-        try:
-            for _ in range(job["repeat"]):
-                for i in order:
-                    run(codes[i], ns, "a line")
-            run(check, ns, "the check")
-        except SnippetFailed:
-            raise
-        except Exception as exc:
-            return exc
-        return None
 
-    given = list(range(len(lines)))
-    given_ns = fresh_namespace(setups, paths)
-    failure = attempt(given, given_ns)
-    if failure is not None:
-        raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
-    cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
-    predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
-    before = relax(dependencies([s["code"] for s in lines], predefined), given)
-    accepted: list[list[int]] = []
-    tried = 0
-    for order in candidate_orders(len(lines), before):
-        tried += 1
-        if tried > MAX_CANDIDATES:
-            raise SnippetFailed(
-                f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
-                "the lines depend on each other"
-            )
-        if order == given or attempt(order) is None:
-            accepted.append(order)
-    usable: list[UsableDistractor] = []
-    for d in range(len(lines), len(codes)):
-        for order in accepted:
-            hit = next((v for v in distractor_variants(order, d) if attempt(v) is None), None)
-            if hit is not None:
-                usable.append({"distractor": d - len(lines), "order": hit})
-                break
-    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
-    result["tried"] = tried
-    if cited:
-        result["cited"] = cited
-    return result
+def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
+    """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
+    near the one as written do (in a worker: see order_runs). `fast=False` runs every candidate from
+    scratch."""
+    from quizgen.execution import order_runs
+
+    return order_runs.search(job, setups, paths, fast)

@@ -69,6 +69,8 @@ class SearchJob(TypedDict):
     repeat: int
     check: SnippetJob
     cite: NotRequired[dict[str, SnippetJob]]  # evaluated after the given order and the check
+    indent: NotRequired[int]  # spaces per level when the blocks' levels are part of the answer
+    levels: NotRequired[list[int]]  # with indent: each block's level (lines, then distractors)
 
 
 Job: TypeAlias = RunJob | SearchJob
@@ -100,6 +102,17 @@ def place(raised: Raised, job: Job) -> Placed:
 class UsableDistractor(TypedDict):
     distractor: int  # index into the distractors
     order: list[int]  # a passing order using it (line indexes; distractor k is len(lines) + k)
+
+
+class Feedback(TypedDict):
+    """What running one wrong order did: shown to a learner who makes that mistake."""
+
+    order: list[int]  # block indexes; distractor k is len(lines) + k
+    distractor: NotRequired[int]  # the order tries this distractor (index into the distractors)
+    block: int  # the block (index as in `order`) whose line failed; -1 for the check
+    text: str  # the source line that failed, stripped
+    exception: str  # the exception's last line, as Python prints it
+    values: dict[str, str]  # a failed assert of the check: each name in it and its value's repr
 
 
 class RaisedFrame(TypedDict):
@@ -140,6 +153,7 @@ class Result(TypedDict):
     orders: NotRequired[list[list[int]]]
     usable_distractors: NotRequired[list[UsableDistractor]]
     tried: NotRequired[int]  # orders run: those that respect the lines' data dependencies
+    feedback: NotRequired[list[Feedback]]  # wrong orders near the one as written, and what they did
     cited: NotRequired[dict[str, Answer]]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
@@ -157,6 +171,7 @@ class Outcome:
     orders: list[list[int]] | None = None
     usable_distractors: list[UsableDistractor] | None = None
     tried: int | None = None
+    feedback: list[Feedback] | None = None
     cited: dict[str, Answer] | None = None
     error: str | None = None
     internal: str | None = None
@@ -176,6 +191,7 @@ class Outcome:
             orders=data.get("orders"),
             usable_distractors=data.get("usable_distractors"),
             tried=data.get("tried"),
+            feedback=data.get("feedback"),
             cited=data.get("cited"),
             error=data.get("error"),
             internal=data.get("internal"),
@@ -194,6 +210,7 @@ class Outcome:
             "orders": self.orders,
             "usable_distractors": self.usable_distractors,
             "tried": self.tried,
+            "feedback": self.feedback,
             "cited": self.cited,
             "error": self.error,
             "torch_version": self.torch_version,

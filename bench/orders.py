@@ -1,0 +1,206 @@
+"""Benchmark the order search: the fast search against the plain one, on one warm process.
+
+    python bench/orders.py [--only NAME ...] [--random 200] [--seed 0] [--no-plain] [--snapshots]
+
+Each puzzle is searched in this process after torch is warm, as one worker does; figures are CPU
+seconds (time.process_time), so other load on the machine counts less. `--random N` also searches N
+random small puzzles both ways and counts those whose results differ (the test suite's equivalence
+check, tests/test_order_search_fast.py, runs 200 of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.order_puzzles import job, random_puzzle, search, warm
+
+TRAINING_SETUP = """\
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+criterion = torch.nn.MSELoss()
+batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+step, seen, running = 0, 0, 0.0
+ref = torch.nn.Linear(3, 1)
+ref.load_state_dict(model.state_dict())
+ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+ref_running = 0.0
+for bx, by in batches:
+    ref_opt.zero_grad()
+    ref_loss = ((ref(bx) - by) ** 2).mean()
+    ref_loss.backward()
+    ref_opt.step()
+    ref_running += ref_loss.item()
+"""
+TRAINING_CHECK = """\
+assert torch.allclose(model.weight, ref.weight)
+assert abs(running - ref_running) < 1e-5
+assert seen == 8
+"""
+STEP9 = [
+    "x, y = batches[step]",
+    "opt.zero_grad()",
+    "out = model(x)",
+    "loss = criterion(out, y)",
+    "loss.backward()",
+    "opt.step()",
+    "running += loss.item()",
+    "step += 1",
+    "seen += len(y)",
+]
+EPOCHS_SETUP = """\
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+criterion = torch.nn.MSELoss()
+batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(2)]
+running, history = 0.0, []
+ref = torch.nn.Linear(3, 1)
+ref.load_state_dict(model.state_dict())
+ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=1, gamma=0.5)
+ref_history, total = [], 0.0
+for epoch in range(2):
+    for bx, by in batches:
+        ref_opt.zero_grad()
+        ref_loss = criterion(ref(bx), by)
+        ref_loss.backward()
+        ref_opt.step()
+        total += ref_loss.item()
+    ref_sched.step()
+    ref_history.append(total)
+"""
+EPOCHS12 = [
+    "model.train()",
+    "for epoch in range(2):",
+    "for x, y in batches:",
+    *STEP9[1:7],
+    "sched.step()",
+    "history.append(running)",
+    "model.eval()",
+]
+EPOCHS_CHECK = """\
+assert torch.allclose(model.weight, ref.weight)
+assert history == ref_history and not model.training
+"""
+COMMUTING8 = [
+    "a.add_(1)",
+    "a.mul_(2)",
+    "b.add_(1)",
+    "b.mul_(2)",
+    "c.add_(1)",
+    "c.mul_(2)",
+    "d.add_(1)",
+    "d.mul_(2)",
+]
+LOOP_SETUP = "xs = [3, -1, 4, -1, 5]\n"
+LOOP = [
+    "total = 0",
+    "count = 0",
+    "for x in xs:",
+    "if x > 0:",
+    "total += x",
+    "count += 1",
+    "mean = total / count",
+]
+
+PUZZLES = {
+    "training step, 9 lines, runs twice": job(TRAINING_SETUP, STEP9, TRAINING_CHECK, repeat=2),
+    "training loop, 12 indented blocks": job(
+        EPOCHS_SETUP, EPOCHS12, EPOCHS_CHECK, levels=[0, 0, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0]
+    ),
+    "8 independent lines (in-place ops on 4 tensors)": job(
+        "a, b, c, d = (torch.zeros(2) for _ in range(4))\n",
+        COMMUTING8,
+        "for t in (a, b, c, d):\n    assert t.tolist() == [2.0, 2.0]\n",
+    ),
+    "8 independent lines (appends to one list)": job(
+        "log = []\n", [f"log.append({k})" for k in range(8)], "assert log[:2] == [0, 1]\n"
+    ),
+    "indented loop, 7 blocks": job(
+        LOOP_SETUP, LOOP, "assert (total, count, mean) == (12, 3, 4.0)\n", levels=[0, 0, 0, 1, 2, 2, 0]
+    ),
+}
+
+
+def snapshots(repeat: int = 200) -> None:
+    """What one snapshot of the training step's state costs: a fork (and the wait for it), a copy by
+    the search's own walk, copy.deepcopy; and a fingerprint."""
+    import copy
+    import os
+    import time
+
+    from quizgen.execution.order_state import Shared, capture
+    from quizgen.execution.snippets import fresh_namespace
+
+    puzzle = PUZZLES["training step, 9 lines, runs twice"]
+    setups = [compile(s["code"], "setup", "exec") for s in puzzle["setup"]]
+    ns = fresh_namespace(setups, set())
+    live = ["model", "opt", "criterion", "batches", "step", "seen", "running", "ref", "ref_running"]
+
+    def timed(action: object) -> float:
+        start = time.perf_counter()
+        for _ in range(repeat):
+            action()  # type: ignore[operator]
+        return (time.perf_counter() - start) / repeat * 1000
+
+    def fork() -> None:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    shared = Shared()
+    print(f"one snapshot of the training step's state (ms, mean of {repeat}):")
+    print(f"  fork + wait                  {timed(fork):8.3f}")
+    print(f"  copy (order_state.capture)   {timed(lambda: capture(ns, live, shared, copy=True)):8.3f}")
+    print(f"  copy.deepcopy                {timed(lambda: copy.deepcopy({k: ns[k] for k in live})):8.3f}")
+    print(f"  fingerprint                  {timed(lambda: capture(ns, live, shared, copy=False)):8.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", nargs="*", default=None, help="puzzles whose name contains one of these")
+    parser.add_argument("--random", type=int, default=0, help="random small puzzles to compare both ways")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-plain", action="store_true", help="time the fast search only")
+    parser.add_argument("--snapshots", action="store_true", help="also time a fork against a copy")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    warm()
+    if args.snapshots:
+        snapshots()
+    print(f"{'puzzle':<50} {'candidates':>10} {'accepted':>8} {'fast s':>8} {'plain s':>8}")
+    for name, puzzle in PUZZLES.items():
+        if args.only is not None and not any(word in name for word in args.only):
+            continue
+        fast, fast_s = search(puzzle, fast=True)
+        plain_s = "-"
+        if not args.no_plain:
+            plain, seconds = search(puzzle, fast=False)
+            plain_s = f"{seconds:8.2f}" + ("" if plain == fast else "  DIFFERENT")
+        counts = f"{fast.get('tried', 0):>10} {len(fast.get('orders', [])):>8}"
+        print(f"{name:<50} {counts} {fast_s:8.2f} {plain_s:>8}")
+    if args.random:
+        rng = random.Random(args.seed)
+        differ, fast_total, plain_total = 0, 0.0, 0.0
+        for _ in range(args.random):
+            puzzle = random_puzzle(rng)
+            fast, fast_s = search(puzzle, fast=True)
+            plain, plain_s = search(puzzle, fast=False)
+            differ += fast != plain
+            fast_total += fast_s
+            plain_total += plain_s
+        times = f"fast {fast_total:.2f} s, plain {plain_total:.2f} s"
+        print(f"{args.random} random small puzzles: {differ} differ; {times}")
+
+
+if __name__ == "__main__":
+    main()

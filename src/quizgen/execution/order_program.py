@@ -1,0 +1,205 @@
+"""An order puzzle as a program: its blocks, the steps a candidate runs, and the names each step uses.
+
+A candidate is an order of the blocks; in an indented puzzle each block keeps its level, and the
+candidate is the program the blocks make, joined with their indentation. It runs as steps: without
+indentation each block is a step; with it, a step is one top-level statement of that program (a
+level-0 block with the blocks indented under it, and `else:`-like blocks that continue it).
+Pure: no torch, so the loader may use it too.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+Chunk = tuple[int, ...]  # one step: its blocks, in program order
+CHECK: Chunk = ()  # the step that runs the check
+
+_CONTINUES = {"else", "elif", "except", "finally"}
+# Names through which code can read any variable: every variable then counts as read.
+_INTROSPECTION = {
+    "globals",
+    "locals",
+    "vars",
+    "dir",
+    "eval",
+    "exec",
+    "sys",
+    "inspect",
+    "__import__",
+    "importlib",
+}
+# Names through which code can see objects outside its namespace: no snapshot can be trusted.
+_REACHES_OUT = {"gc", "ctypes"}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a block sits in an indented program: what may follow it."""
+
+    inner: int  # levels the block's last line is indented within the block
+    opens: bool  # its last line opens a suite (`for ...:`): the next block goes one level deeper
+    decorates: bool  # its last line is a decorator: the next block stays on its level
+    continues: bool  # it starts with else/elif/except/finally: it continues the statement before
+
+
+@cache
+def shape(code: str) -> Shape:
+    """The shape of a block, read from its tokens (a block need not compile on its own)."""
+    depth = inner = 0
+    last: list[tokenize.TokenInfo] = []
+    line: list[tokenize.TokenInfo] = []
+    first = ""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.INDENT:
+                depth += 1
+            elif tok.type == tokenize.DEDENT:
+                depth -= 1
+            elif tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if line:
+                    last, inner = line, depth
+                line = []
+            elif tok.type not in (tokenize.NL, tokenize.COMMENT):
+                first = first or tok.string
+                line.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # compiling the assembled program reports it
+    last = last or line
+    return Shape(
+        inner=inner,
+        opens=bool(last) and last[-1].string == ":",
+        decorates=bool(last) and last[0].string == "@",
+        continues=first in _CONTINUES,
+    )
+
+
+@dataclass(frozen=True)
+class Program:
+    """The blocks (lines, then distractors) and how they combine."""
+
+    codes: tuple[str, ...]  # each block's code, its first line unindented
+    lines: int  # how many of the blocks are the puzzle's lines (the rest are distractors)
+    unit: int  # spaces per level; 0 when indentation is not part of the answer
+    levels: tuple[int, ...]  # each block's level (all 0 without indentation)
+
+    @property
+    def indented(self) -> bool:
+        return self.unit > 0
+
+    def source(self, chunk: Chunk) -> tuple[str, list[tuple[int, int]]]:
+        """The chunk's source and, for each of its lines, (block, line within the block)."""
+        text: list[str] = []
+        where: list[tuple[int, int]] = []
+        for block in chunk:
+            indent = " " * (self.unit * self.levels[block])
+            for k, line in enumerate(self.codes[block].rstrip("\n").split("\n")):
+                text.append(indent + line if line.strip() else "")
+                where.append((block, k))
+        return "\n".join(text) + "\n", where
+
+    def starts(self, block: int) -> bool:
+        """Whether the block begins a top-level statement (with indentation, the others join one)."""
+        return not self.indented or (self.levels[block] == 0 and not shape(self.codes[block]).continues)
+
+    def chunks(self, order: Sequence[int]) -> tuple[Chunk, ...]:
+        """The steps of one candidate."""
+        steps: list[list[int]] = []
+        for b in order:
+            if not steps or (self.starts(b) and not shape(self.codes[steps[-1][-1]]).decorates):
+                steps.append([])
+            steps[-1].append(b)
+        return tuple(tuple(s) for s in steps)
+
+    def follows(self, last: int, block: int) -> bool:
+        """Whether `block` may come right after `last` inside one statement (its level fits)."""
+        s, level = shape(self.codes[last]), self.levels[last]
+        if s.opens:
+            return self.levels[block] == level + s.inner + 1
+        if s.decorates:
+            return self.levels[block] == level
+        return self.levels[block] <= level + s.inner and (
+            self.levels[block] > 0 or shape(self.codes[block]).continues
+        )
+
+
+def flatten(chunks: Sequence[Chunk]) -> list[int]:
+    """A candidate's order from its steps."""
+    return [b for chunk in chunks for b in chunk]
+
+
+class Orders:
+    """The candidates of one puzzle: orders of `blocks` that respect `before` (where a block runs at the
+    top level) and, with indentation, whose levels make a program."""
+
+    def __init__(self, program: Program, blocks: Sequence[int], before: dict[int, set[int]]) -> None:
+        self.program, self.blocks = program, list(blocks)
+        self.needs = {b: sum(1 << j for j in before.get(b, ())) for b in self.blocks}
+        self.full = sum(1 << b for b in self.blocks)
+        self._next: dict[int, list[tuple[Chunk, int]]] = {}
+
+    def ready(self, b: int, placed: int) -> bool:
+        return not placed >> b & 1 and placed & self.needs[b] == self.needs[b]
+
+    def next_chunks(self, placed: int) -> list[tuple[Chunk, int]]:
+        """Each step that can come next, with the blocks placed after it (a bit mask)."""
+        if placed not in self._next:
+            self._next[placed] = list(self._grow(placed))
+        return self._next[placed]
+
+    def _grow(self, placed: int) -> Iterator[tuple[Chunk, int]]:
+        program = self.program
+        if not program.indented:
+            for b in self.blocks:
+                if self.ready(b, placed):
+                    yield (b,), placed | 1 << b
+            return
+
+        def grow(chunk: list[int], mask: int) -> Iterator[tuple[Chunk, int]]:
+            last = shape(program.codes[chunk[-1]])
+            if not (last.opens or last.decorates):
+                yield tuple(chunk), mask
+            for b in self.blocks:
+                if not mask >> b & 1 and program.follows(chunk[-1], b):
+                    top = program.levels[b] == 0
+                    if not top or self.ready(b, mask):
+                        chunk.append(b)
+                        yield from grow(chunk, mask | 1 << b)
+                        chunk.pop()
+
+        for b in self.blocks:
+            if program.starts(b) and self.ready(b, placed):
+                yield from grow([b], placed | 1 << b)
+
+    def count(self, limit: int) -> int:
+        """How many candidates there are (counting stops past `limit`)."""
+        memo: dict[int, int] = {}
+
+        def completions(mask: int) -> int:
+            if mask == self.full:
+                return 1
+            if mask not in memo:
+                total = 0
+                for _, after in self.next_chunks(mask):
+                    total += completions(after)
+                    if total > limit:
+                        break
+                memo[mask] = total
+            return memo[mask]
+
+        return completions(0)
+
+    def all(self) -> Iterator[tuple[Chunk, ...]]:
+        """Every candidate, as its steps."""
+
+        def extend(chunks: tuple[Chunk, ...], placed: int) -> Iterator[tuple[Chunk, ...]]:
+            if placed == self.full:
+                yield chunks
+                return
+            for chunk, after in self.next_chunks(placed):
+                yield from extend((*chunks, chunk), after)
+
+        yield from extend((), 0)

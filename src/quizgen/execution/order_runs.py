@@ -1,0 +1,244 @@
+"""Running an order puzzle's search inside a worker: the steps, the fast and the plain search, feedback.
+
+Each step is compiled once. Without indentation a step is one block, compiled on its own as always.
+With indentation a step is one top-level statement assembled from several blocks; it is compiled with
+every line numbered as in the card file, so a traceback shows the lines the learner would have written.
+The fast search (order_tree) answers where it can vouch for its answer, the plain one (every candidate
+from a fresh namespace) elsewhere; both restore torch's settings and generators before each start.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import sys
+from collections.abc import Sequence
+from types import CodeType
+
+from quizgen.constants import MAX_CANDIDATES
+from quizgen.execution import cite, order_feedback, order_settings
+from quizgen.execution.order_names import Liveness, identifiers_of, introspects, names, reaches_out
+from quizgen.execution.order_program import CHECK, Chunk, Orders, Program, flatten
+from quizgen.execution.order_search import dependencies, distractor_variants, readable, relax
+from quizgen.execution.order_settings import Settings
+from quizgen.execution.order_state import Opaque
+from quizgen.execution.order_tree import Thread, Tree
+from quizgen.execution.protocol import Result, SearchJob, SnippetJob, UsableDistractor
+from quizgen.execution.snippets import (
+    SnippetFailed,
+    compile_snippet,
+    format_exception,
+    fresh_namespace,
+    run,
+)
+
+
+def program_of(job: SearchJob) -> Program:
+    blocks = [s["code"] for s in job["lines"] + job["distractors"]]
+    unit = job.get("indent", 0)
+    levels = tuple(job.get("levels") or [0] * len(blocks))
+    return Program(tuple(blocks), len(job["lines"]), unit, levels)
+
+
+class Runs:
+    """Compiled steps and the ways to run them on a namespace."""
+
+    def __init__(self, job: SearchJob, setups: list[CodeType], paths: set[str]) -> None:
+        self.job, self.setups, self.paths = job, setups, paths
+        self.program = program_of(job)
+        self.snippets: list[SnippetJob] = job["lines"] + job["distractors"]
+        self.check = compile_snippet(job["check"])
+        self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
+
+    def code(self, step: Chunk) -> CodeType | SyntaxError:
+        """The step's code, or the syntax error that makes every candidate with this step wrong."""
+        if step not in self.codes:
+            if not self.program.indented:
+                self.codes[step] = compile_snippet(self.snippets[step[0]])
+            else:
+                try:
+                    self.codes[step] = self._assemble(step)
+                except SyntaxError as exc:  # e.g. a body without its `for`: that candidate is wrong
+                    self.codes[step] = exc
+        return self.codes[step]
+
+    def _assemble(self, step: Chunk) -> CodeType:
+        source, where = self.program.source(step)
+        lines = [self.snippets[block]["line"] + k for block, k in where]
+        try:
+            tree = ast.parse(source, self.snippets[0]["path"])
+        except SyntaxError as exc:  # numbered as in the card file, like a traceback
+            exc.lineno = lines[min(max((exc.lineno or 1) - 1, 0), len(lines) - 1)]
+            exc.end_lineno = None
+            raise
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                continue
+            start, end = lines[node.lineno - 1], lines[(node.end_lineno or node.lineno) - 1]
+            node.lineno, node.end_lineno = start, max(start, end)
+            if end <= start and node.end_col_offset is not None:
+                node.end_col_offset = max(node.end_col_offset, node.col_offset)
+        return compile(tree, self.snippets[0]["path"], "exec")
+
+    def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
+        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates)."""
+        code = self.code(step)
+        if isinstance(code, SyntaxError):
+            return code
+        try:
+            run(code, ns, "the check" if step == CHECK else "a line")
+        except SnippetFailed:
+            raise
+        except Exception as exc:
+            return exc
+        return None
+
+    def attempt(
+        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None
+    ) -> tuple[BaseException | None, dict[str, object], Chunk]:
+        """Run a whole candidate from a fresh namespace: what failed (if anything), the namespace, and
+        the step that failed."""
+        ns = fresh_namespace(self.setups, self.paths) if ns is None else ns
+        for step in [*list(chunks) * self.job["repeat"], CHECK]:
+            failure = self.step(ns, step)
+            if failure is not None:
+                return failure, ns, step
+        return None, ns, CHECK
+
+
+class _Discard:
+    """Where the search's prints go: only the order as written has its output kept."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
+    """order_search.search, in the worker."""
+    start = order_settings.settings()
+    runs = Runs(job, setups, paths)
+    program = runs.program
+    lines = list(range(program.lines))
+    failure, given_ns, _ = runs.attempt(program.chunks(lines))
+    if failure is not None:
+        raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
+    cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
+    predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
+    orders = Orders(program, lines, relax(dependencies(readable(program), predefined), lines))
+    tried = orders.count(MAX_CANDIDATES)
+    if tried > MAX_CANDIDATES:
+        raise SnippetFailed(
+            f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
+            "the lines depend on each other"
+        )
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = _Discard()
+    try:
+        accepted = _accepted(runs, orders, start, fast)
+        usable = _usable(runs, accepted, start, fast)
+        order_settings.restore_settings(start)
+        feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
+    finally:
+        sys.stdout, sys.stderr = saved
+    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
+    result["tried"] = tried
+    result["feedback"] = feedback
+    if cited:
+        result["cited"] = cited
+    return result
+
+
+class _Plain(Exception):
+    """The fast search cannot vouch for this puzzle: run the plain search."""
+
+
+def _always(runs: Runs) -> frozenset[str] | None:
+    """Variables every step may read: those read in function bodies (None: all, code reads any)."""
+    job, program = runs.job, runs.program
+    fixed = [s["code"] for s in [*job["setup"], job["check"]]]  # code that always parses
+    blocks = list(program.codes)
+    if reaches_out([*fixed, *blocks]):
+        raise _Plain
+    if introspects([*fixed, *blocks]):
+        return None
+    always = frozenset().union(*(names(code).deferred for code in fixed))
+    if not program.indented:
+        return always.union(*(names(code).deferred for code in blocks))
+    # an indented block alone may not parse, and a function's body may be other blocks: every word counts
+    return always.union(*(identifiers_of(code) for code in blocks if _defines(code)))
+
+
+def _defines(code: str) -> bool:
+    return bool({"def", "lambda", "class"} & identifiers_of(code))
+
+
+def _tree(runs: Runs, start: Settings, orders: Orders) -> Tree:
+    """A fast search from a fresh namespace."""
+    always = _always(runs)
+    order_settings.restore_settings(start)
+    ns = fresh_namespace(runs.setups, runs.paths)
+    repeat = runs.job["repeat"]
+    liveness = Liveness(runs.program, orders, repeat, runs.job["check"]["code"], always)
+    job = runs.job
+    sources = [s["code"] for s in [*job["setup"], job["check"], *job["lines"], *job["distractors"]]]
+    generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
+    return Tree(ns, lambda step: runs.step(ns, step), orders, repeat, liveness, generators)
+
+
+def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
+    """Run the fast search; _Plain when it cannot vouch for its answer."""
+    generators = order_settings.generators_state()
+    try:
+        passed = tree.explore(threads)
+    except Opaque:
+        raise _Plain from None
+    if tree.shared.changed() or (not tree.generators and order_settings.generators_state() != generators):
+        raise _Plain  # a step changed what all branches share
+    return passed
+
+
+def _accepted(runs: Runs, orders: Orders, start: Settings, fast: bool) -> list[list[int]]:
+    """The orders that pass the check, sorted."""
+    if fast:
+        with contextlib.suppress(_Plain):
+            passed = _explore(_tree(runs, start, orders), [Thread((), 0, False)])
+            return sorted(flatten(t.chunks) for t in passed)
+    found = []
+    for chunks in orders.all():
+        order_settings.restore_settings(start)
+        if runs.attempt(chunks)[0] is None:
+            found.append(flatten(chunks))
+    return sorted(found)
+
+
+def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:
+    """For each distractor that can be used, the first way to use it that passes (inserted anywhere
+    into an accepted order, or put in place of one of its lines)."""
+    program = runs.program
+    variants = [
+        (d, program.chunks(v)) for d in range(program.lines, len(program.codes)) for order in accepted
+        for v in distractor_variants(order, d)
+    ]  # fmt: skip
+    first: dict[int, list[int]] = {}
+    if fast and variants:
+        with contextlib.suppress(_Plain):
+            threads = [
+                Thread(c, sum(1 << b for b in flatten(c)), True, 0, k) for k, (_, c) in enumerate(variants)
+            ]
+            everything = Orders(program, range(len(program.codes)), {})
+            for thread in sorted(_explore(_tree(runs, start, everything), threads), key=lambda t: t.tag):
+                first.setdefault(variants[thread.tag][0], flatten(thread.chunks))
+            return _usable_list(program, first)
+    for d, chunks in variants:
+        if d not in first:
+            order_settings.restore_settings(start)
+            if runs.attempt(chunks)[0] is None:
+                first[d] = flatten(chunks)
+    return _usable_list(program, first)
+
+
+def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
+    return [{"distractor": d - program.lines, "order": first[d]} for d in sorted(first)]

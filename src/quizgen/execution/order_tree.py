@@ -1,0 +1,286 @@
+"""The fast order search: candidates explored as a tree of shared prefixes, merged where states agree.
+
+Every candidate runs the same way: its steps, `repeat` times, then the check. Candidates that begin
+with the same steps share those runs: the search goes one step deeper at a time over all of them
+(breadth first), keeping each distinct state once. To run two different next steps from one state it
+copies the state (order_state.capture); a state it cannot copy is reached again by running the steps
+since the last state it copied. After each step, nodes holding the same blocks at the same point of
+their run are compared, and nodes whose states are equal (order_state: the same live variables with
+the same contents, generators and settings) go on as one: from equal states the same steps do the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from quizgen.execution import order_settings, order_state
+from quizgen.execution.order_names import Liveness
+from quizgen.execution.order_program import CHECK, Chunk, Orders
+from quizgen.execution.order_settings import Settings
+from quizgen.execution.order_state import Opaque, Shared
+from quizgen.execution.snippets import SnippetFailed
+
+ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
+FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
+RunStep = Callable[[Chunk], BaseException | None]
+
+
+@dataclass(frozen=True)
+class Thread:
+    """A candidate (or, in the first pass, every candidate that begins so) and how far it has run."""
+
+    chunks: tuple[Chunk, ...]  # its steps so far, or all of them once `complete`
+    placed: int  # the blocks in `chunks` (a bit mask)
+    complete: bool
+    ran: int = 0  # steps run
+    tag: int = -1  # the caller's name for an explicit candidate
+
+
+@dataclass
+class _Anchor:
+    """A state kept whole (never run on): others are rebuilt from a copy of it."""
+
+    ns: dict[str, object]
+    settings: Settings
+    live: frozenset[str] | None
+
+
+@dataclass
+class _Node:
+    threads: list[Thread]
+    anchor: _Anchor
+    path: tuple[Chunk, ...]  # steps that lead from the anchor to this state
+    objects: tuple[dict[str, object], Settings] | None  # the state itself, until a step runs on it
+    live: frozenset[str] | None = None
+    opaque: bool = False  # its state is known not to be copyable
+
+
+class Tree:
+    """One search over a namespace: `explore` runs threads to their check and says which passed."""
+
+    def __init__(
+        self,
+        ns: dict[str, object],
+        run_step: RunStep,
+        orders: Orders,
+        repeat: int,
+        liveness: Liveness,
+        generators: bool,
+    ) -> None:
+        self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
+        self.repeat, self.liveness = repeat, liveness
+        self.full = orders.full
+        self.shared = Shared()
+        self.steps = 0  # steps run, the check included
+        self.layer = 0  # steps run by the deepest threads so far
+        self.fruitless = 0  # layers in a row in which comparing states merged none
+
+    def explore(self, threads: list[Thread]) -> list[Thread]:
+        """The threads (completed: each one candidate) whose check passes. Raises Opaque when the
+        starting state (the namespace as it is now) cannot be copied."""
+        objects = (dict(self.ns), order_settings.settings(self.generators))
+        live = self._live(threads)
+        _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
+        assert pristine is not None
+        anchor = _Anchor(pristine, objects[1], live)
+        frontier = [_Node(threads, anchor, (), objects, live)]
+        passed: list[Thread] = []
+        while frontier:
+            children: list[_Node] = []
+            for node in frontier:
+                children += self._expand(node, passed)
+            frontier = self._merge(children)
+        return passed
+
+    def _live(self, threads: list[Thread]) -> frozenset[str] | None:
+        found: set[str] = set()
+        for t in threads:
+            live = (
+                self.liveness.of_complete(t.chunks, t.ran)
+                if t.complete
+                else self.liveness.of_prefix(t.placed)
+            )
+            if live is None:
+                return None
+            found |= live
+        return frozenset(found)
+
+    def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
+        if not thread.complete:
+            for chunk, placed in self.orders.next_chunks(thread.placed):
+                done = placed == self.full
+                yield chunk, Thread((*thread.chunks, chunk), placed, done, thread.ran + 1, thread.tag)
+            return
+        m = len(thread.chunks)
+        step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
+        yield step, Thread(thread.chunks, thread.placed, True, thread.ran + 1, thread.tag)
+
+    def _expand(self, node: _Node, passed: list[Thread]) -> list[_Node]:
+        if len(node.threads) == 1 and node.threads[0].complete:
+            self._finish(node, passed)
+            return []
+        groups: dict[Chunk, list[Thread]] = {}
+        for thread in node.threads:
+            for step, after in self._next(thread):
+                groups.setdefault(step, []).append(after)
+        keep = len(groups) > 1 and len(node.path) >= ANCHOR_GAP and self._anchor(node)
+        children = []
+        for i, (step, threads) in enumerate(groups.items()):
+            self._load(node, last=i == len(groups) - 1 and not keep)
+            failure = self.run_step(step)
+            self.steps += 1
+            if step == CHECK:
+                if failure is None:
+                    passed += threads
+                continue
+            if failure is None:
+                objects = (dict(self.ns), order_settings.settings(self.generators))
+                children.append(_Node(threads, node.anchor, (*node.path, step), objects))
+        node.objects = None
+        return children
+
+    def _finish(self, node: _Node, passed: list[Thread]) -> None:
+        """A single candidate left: run the rest of it straight through (nothing left to share)."""
+        thread = node.threads[0]
+        self._load(node, last=True)
+        m = len(thread.chunks)
+        for k in range(thread.ran, m * self.repeat + 1):
+            step = thread.chunks[k % m] if k < m * self.repeat else CHECK
+            self.steps += 1
+            if self.run_step(step) is not None:
+                return
+        passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
+
+    def _anchor(self, node: _Node) -> bool:
+        """Keep a branching state as an anchor when it can be copied: its subtree replays from it."""
+        assert node.objects is not None
+        if node.opaque:
+            return False
+        try:
+            order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+        except Opaque:
+            node.opaque = True
+            return False
+        node.anchor = _Anchor(node.objects[0], node.objects[1], node.live)
+        node.path = ()
+        return True
+
+    def _load(self, node: _Node, last: bool) -> None:
+        """Make the namespace hold the node's state: its own objects (on their last use), a copy of
+        them, or a copy of its anchor with the steps since run again."""
+        if node.objects is not None and node.path:
+            if last:
+                self._put(*node.objects)
+                node.objects = None
+                return
+            copy = None
+            if not node.opaque:
+                try:
+                    _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+                except Opaque:
+                    node.opaque = True
+            if copy is not None:
+                self._put(copy, node.objects[1])
+                return
+        anchor = node.anchor
+        _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
+        assert copy is not None
+        self._put(copy, anchor.settings)
+        for step in node.path:
+            if self.run_step(step) is not None:
+                raise SnippetFailed(
+                    "the lines do something else when run again: the puzzle is not deterministic"
+                )
+            self.steps += 1
+
+    def _put(self, ns: dict[str, object], settings: Settings) -> None:
+        self.ns.clear()
+        self.ns.update(ns)
+        order_settings.restore_settings(settings)
+
+    def _merge(self, children: list[_Node]) -> list[_Node]:
+        """Children whose states are equal become one (only where they are at the same point)."""
+        buckets: dict[object, list[_Node]] = {}
+        for child in children:
+            child.live = self._live(child.threads)
+            buckets.setdefault((self._point(child), child.live), []).append(child)
+        merged: list[_Node] = []
+        self.layer += 1
+        compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
+        compared = len(children)
+        for coarse in buckets.values():
+            for bucket in _split(coarse) if compare and len(coarse) > 1 else [coarse]:
+                if len(bucket) == 1 or not compare:
+                    merged += bucket
+                else:
+                    self._merge_bucket(bucket, merged)
+        if compare and compared >= 16:
+            self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
+        return merged
+
+    def _merge_bucket(self, bucket: list[_Node], merged: list[_Node]) -> None:
+        """Merge the nodes of a bucket whose states are equal."""
+        seen: dict[tuple[object, ...], _Node] = {}
+        for child in bucket:
+            assert child.objects is not None
+            try:
+                key, _ = order_state.capture(child.objects[0], child.live, self.shared, copy=False)
+            except Opaque:
+                child.opaque = True
+                merged.append(child)
+                continue
+            key = (key, child.objects[1].token())
+            if key in seen:
+                seen[key].threads += child.threads
+            else:
+                seen[key] = child
+                merged.append(child)
+
+    def _point(self, node: _Node) -> frozenset[tuple[int, int]]:
+        """Where the node's threads are: which pass, and which blocks ran in it (only nodes at the same
+        point are compared: elsewhere equal states are too rare to pay for comparing)."""
+        point = set()
+        for t in node.threads:
+            if not t.complete:
+                point.add((0, t.placed))
+                continue
+            m = len(t.chunks)
+            done = t.chunks[: t.ran % m] if t.ran < m * self.repeat else ()
+            point.add((1 + t.ran // m, sum(1 << b for chunk in done for b in chunk)))
+        return frozenset(point)
+
+
+def _split(bucket: list[_Node]) -> list[list[_Node]]:
+    """The bucket by what tells states apart at a glance: the live variables that are plain values or
+    small tensors (equal states agree on them; comparing whole states is left to those that do)."""
+    parts: dict[object, list[_Node]] = {}
+    for node in bucket:
+        assert node.objects is not None
+        parts.setdefault(_glance(node.objects[0], node.live), []).append(node)
+    return list(parts.values())
+
+
+def _glance(ns: dict[str, object], live: Iterable[str] | None) -> tuple[object, ...]:
+    """A cheap summary of the live variables that equal states share: plain values and small tensors
+    as they are, anything else by its type (coarser than capture's fingerprint, never finer)."""
+    seen: list[object] = []
+    for name in sorted(ns if live is None else set(live) & set(ns)):
+        value = ns[name]
+        kind = type(value)
+        if kind in order_state.ATOMS:
+            seen.append((name, kind, value))
+        elif isinstance(value, torch.Tensor) and kind is torch.Tensor and value.numel() <= 64:
+            seen.append((name, value.dtype, tuple(value.shape), _small_bytes(value)))
+        else:
+            seen.append((name, kind))
+    return tuple(seen)
+
+
+def _small_bytes(t: torch.Tensor) -> bytes:
+    try:
+        return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    except (RuntimeError, TypeError):  # a tensor of a kind that cannot be read so: no summary of it
+        return b""

@@ -1,0 +1,289 @@
+"""The fast order search (issue 11): it accepts exactly what running every candidate from scratch
+accepts, its copies and fingerprints are faithful, and what it adds (blocks, indentation, feedback)
+works. The searches run in this process, as a warm worker runs them."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.cards import loader
+from quizgen.execution.pool import Pool
+from quizgen.execution.protocol import Job, RunJob
+from quizgen.kinds import order
+
+from .order_puzzles import job, random_puzzle, search, warm
+
+REPO = Path(__file__).resolve().parent.parent
+HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_process() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm()
+        yield
+
+
+def test_fast_and_plain_searches_agree_on_200_random_puzzles() -> None:
+    rng = random.Random(11)
+    differ = []
+    for k in range(200):
+        puzzle = random_puzzle(rng)
+        fast, _ = search(puzzle, fast=True)
+        plain, _ = search(puzzle, fast=False)
+        if fast != plain:
+            differ.append((k, [s["code"] for s in puzzle["lines"]], fast.get("orders"), plain.get("orders")))
+    assert differ == []
+
+
+STEP = ["opt.zero_grad()", "loss = ((model(x) - y) ** 2).mean()", "loss.backward()", "opt.step()"]
+STEP_SETUP = """\
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.ones(4, 2); y = torch.zeros(4, 1)
+ref = torch.nn.Linear(2, 1); ref.load_state_dict(model.state_dict())
+ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+for _ in range(2):
+    ref_opt.zero_grad(); ((ref(x) - y) ** 2).mean().backward(); ref_opt.step()
+"""
+STEP_CHECK = "assert torch.allclose(model.weight, ref.weight)\n"
+
+
+def test_the_training_step_and_its_feedback() -> None:
+    puzzle = job(
+        STEP_SETUP, STEP, STEP_CHECK, repeat=2, distractors=("opt.step(); model.weight.data.mul_(2)",)
+    )
+    result, _ = search(puzzle, fast=True)
+    assert result["orders"] == [[0, 1, 2, 3], [1, 0, 2, 3], [1, 2, 3, 0]]
+    assert result["tried"] == 12 and result["usable_distractors"] == []
+    by_order = {tuple(f["order"]): f for f in result["feedback"]}
+    # the distractor takes the place of the line it most resembles
+    replaced = by_order[(0, 1, 2, 4)]
+    assert replaced["distractor"] == 0 and replaced["block"] == -1
+    assert replaced["exception"] == "AssertionError" and set(replaced["values"]) == {
+        "model.weight",
+        "ref.weight",
+    }
+    assert replaced["values"]["model.weight"].startswith("tensor([[")
+    # loss.backward() before the forward pass: the line that raised and how
+    early = by_order[(0, 2, 1, 3)]
+    assert early["block"] == 2 and early["text"] == "loss.backward()"
+    assert early["exception"] == "NameError: name 'loss' is not defined"
+    assert (1, 0, 2, 3) not in by_order  # an accepted order needs no feedback
+    card = order.OrderCard(id="c", kind="order", deck="T", location=None)  # type: ignore[arg-type]
+    card.lines = [order.Snippet(code, "p", 1) for code in STEP]
+    card.distractors = [order.Snippet("opt.step(); model.weight.data.mul_(2)", "p", 9)]
+    assert order.feedback_message(card, early) == (
+        "With `loss.backward()` before `loss = ((model(x) - y) ** 2).mean()`: "
+        "`loss.backward()` raises NameError: name 'loss' is not defined"
+    )
+    message = order.feedback_message(card, replaced)
+    assert message.startswith(
+        "With `opt.step(); model.weight.data.mul_(2)` instead of `opt.step()`, the check fails: "
+    )
+    assert "(model.weight = tensor([[" in message
+
+
+def test_an_indented_puzzle_finds_the_body_wherever_it_is_valid() -> None:
+    lines = ["total = 0", "for x in xs:", "total += x", "for y in ys:", "count = len(ys)"]
+    levels = [0, 0, 1, 0, 1, 0]  # the distractor `total = x` sits in a loop too
+    puzzle = job(
+        "xs = [1, 2]\nys = [3]\n", lines, "assert total == 3 and count == 1\n", distractors=("total = x",)
+    )
+    puzzle["indent"], puzzle["levels"] = 4, levels
+    fast, _ = search(puzzle, fast=True)
+    plain, _ = search(puzzle, fast=False)
+    assert fast == plain
+    # each body under its own loop; bodies swapped compile and run, but compute something else
+    assert fast["orders"] == [[0, 1, 2, 3, 4], [0, 3, 4, 1, 2], [3, 4, 0, 1, 2]]
+    assert fast["tried"] > 3
+    # `total += x` moved above its loop: indented under a line that opens no block
+    [syntax] = [f for f in fast["feedback"] if f["order"] == [0, 2, 1, 3, 4]]
+    assert syntax["exception"] == "IndentationError: unexpected indent"
+    assert syntax["block"] == 2 and syntax["text"] == "total += x"
+
+
+def test_multi_line_blocks_run_as_they_are_written() -> None:
+    lines = ["total = 0", "for x in xs:\n    total += x\n", "mean = total / len(xs)"]
+    result, _ = search(job("xs = [1, 2, 3]\n", lines, "assert mean == 2\n"), fast=True)
+    assert result["orders"] == [[0, 1, 2]] and result["tried"] == 1
+
+
+def test_commuting_lines_merge_and_agree() -> None:
+    lines = ["a.add_(1)", "a.mul_(2)", "b.add_(1)", "b.mul_(2)", "c.add_(1)", "c.mul_(2)"]
+    puzzle = job("a, b, c = (torch.zeros(2) for _ in range(3))\n", lines, "assert a.tolist() == [2.0, 2.0]\n")
+    fast, fast_s = search(puzzle, fast=True)
+    plain, plain_s = search(puzzle, fast=False)
+    assert fast == plain and len(fast["orders"]) == 360
+    assert fast_s < plain_s
+
+
+# -- the shipped deck: same answers, and no order search reported as changing shared state -------------
+
+
+def test_the_shipped_order_searches_change_no_shared_state_their_setup_does_not(
+    tmp_path: Path, pool: Pool
+) -> None:
+    """Snapshots, copies and restored settings must not look like a card patching torch; a setup that
+    does change shared state (registering a hook counts hooks in a class) is reported with or without
+    the search."""
+    shutil.copytree(REPO / "cards", tmp_path / "cards")
+    decks, problems = loader.load(tmp_path / "cards")
+    assert problems == []
+    work: dict[str, Job] = {}
+    for deck in decks:
+        for card in deck.cards:
+            searched = order.KIND.job(deck, card) if card.kind == "order" else None
+            if searched is not None:
+                work[card.id] = searched
+                setup_only: RunJob = {"type": "run", "setup": searched["setup"], "code": searched["check"]}
+                setup_only["code"] = {**searched["check"], "code": "pass"}
+                work[card.id + "/setup"] = setup_only
+    results = dict(pool.run(work))
+    assert len(results) >= 10
+    for key, result in results.items():
+        assert result["ok"], (key, result.get("error"), result.get("internal"))
+        if not key.endswith("/setup"):
+            assert result.get("contaminated") == results[key + "/setup"].get("contaminated"), key
+
+
+# -- copies and fingerprints of a state ---------------------------------------------------------------
+
+
+def _namespace(code: str) -> dict[str, object]:
+    import torch
+
+    torch.manual_seed(0)
+    ns: dict[str, object] = {"__name__": "__quizgen__"}
+    exec("import torch\n" + code, ns)
+    return ns
+
+
+def test_a_copy_is_faithful_and_independent() -> None:
+    from quizgen.execution.order_state import Shared, capture
+
+    ns = _namespace(
+        "model = torch.nn.Linear(2, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+        "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)\n"
+        "x = torch.ones(4, 2); x1 = x[:2]\n"
+        "def counter():\n    n = [0]\n    def up(): n[0] += 1; return n[0]\n    def get(): return n[0]\n"
+        "    return up, get\n"
+        "up, get = counter()\n"
+    )
+    live = [k for k in ns if not k.startswith("__")]
+    shared = Shared()
+    before, _ = capture(ns, live, shared, copy=False)
+    _, copy = capture(ns, live, shared, copy=True)
+    assert copy is not None and capture(copy, live, shared, copy=False)[0] == before
+    assert copy["opt"].param_groups[0]["params"][0] is copy["model"].weight  # type: ignore[attr-defined]
+    assert copy["x1"]._base is copy["x"]  # type: ignore[attr-defined]
+    # the scheduler's wrapper of opt.step is a closure over the optimizer: the copy's wraps the copy
+    copy["model"](copy["x"]).sum().backward()  # type: ignore[operator]
+    copy["opt"].step()  # type: ignore[attr-defined]
+    assert copy["opt"]._opt_called and not getattr(ns["opt"], "_opt_called", False)  # type: ignore[attr-defined]
+    # two closures sharing a variable still share it
+    copy["up"]()  # type: ignore[operator]
+    assert copy["get"]() == 1 and ns["get"]() == 0  # type: ignore[operator]
+    assert capture(ns, live, shared, copy=False)[0] == before
+    assert not shared.changed()
+
+
+def test_what_cannot_be_copied_makes_the_state_opaque() -> None:
+    from quizgen.execution.order_state import Opaque, Shared, capture
+
+    cases = {
+        "a graph": "w = torch.ones(2, requires_grad=True)\nloss = (w * 2).sum()\n",
+        "an iterator": "it = iter([1, 2])\n",
+        "an id() as a key": (  # GradScaler keys its state by id(optimizer)
+            "w = torch.nn.Parameter(torch.ones(2)); opt = torch.optim.SGD([w], lr=0.1)\n"
+            "scaler = torch.amp.GradScaler('cpu'); scaler.scale(w.sum()).backward(); scaler.unscale_(opt)\n"
+        ),
+    }
+    for name, code in cases.items():
+        ns = _namespace(code)
+        with pytest.raises(Opaque):
+            capture(ns, [k for k in ns if not k.startswith("__")], Shared(), copy=False)
+        assert name  # each case is its own reason
+
+
+def test_equal_states_and_only_those_have_equal_fingerprints() -> None:
+    from quizgen.execution.order_state import Shared, capture
+
+    def fingerprint(code: str) -> object:
+        ns = _namespace(code)
+        return capture(ns, ["a", "b"], Shared(), copy=False)[0]
+
+    assert fingerprint("a = torch.zeros(2); b = [1]") == fingerprint("b = [1]; a = torch.zeros(2)")
+    assert fingerprint("a = 0.0; b = 1") != fingerprint("a = -0.0; b = 1")
+    assert fingerprint("a = 1; b = 1") != fingerprint("a = 1.0; b = 1")
+    assert fingerprint("a = [1]; b = a") != fingerprint("a = [1]; b = [1]")  # aliasing is state
+    assert fingerprint("a = torch.zeros(2); b = a[:1]") != fingerprint(
+        "a = torch.zeros(2); b = a[:1].clone()"
+    )
+
+
+def test_the_view_gives_the_judge_the_graph_and_the_feedback(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    from quizgen.render.present import card_view
+
+    card = """\
+  - id: sums
+    kind: order
+    lines: [p = 1, q = 2, r = p + q]
+    distractors: [q = q + 1]
+    check: |
+      assert (p, q, r) == (1, 2, 3), "not 1, 2, 3"
+  - id: loop
+    kind: order
+    indent: true
+    lines:
+      - total = 0
+      - "for x in [1, 2]:"
+      - "    total += x"
+    check: |
+      assert total == 3
+  - id: positives
+    kind: order
+    indent: true
+    setup: |
+      xs = [3, -1, 4]
+    lines:
+      - total = 0
+      - "for x in xs:"
+      - "    if x > 0:"
+      - "        total += x"
+      - |
+        print(total)
+        done = True
+    distractors:
+      - "        total = x"
+    check: |
+      assert total == 7 and done
+"""
+    report = pipeline.check(options(project({"o.yaml": HEADER + card})))
+    views = {vc.card.id: card_view(vc, []) for vc in report.decks[0].cards}
+    judge = views["sums"].judge
+    assert judge["orders"] == [[0, 1, 2], [1, 0, 2]] and judge["before"] == [[0, 2], [1, 2]]
+    assert "levels" not in judge
+    assert judge["feedback"] == {
+        "-1": "With `q = q + 1` instead of `r = p + q`, the check fails: NameError: name 'r' is not defined",
+        "0 2 1": "With `r = p + q` before `q = 2`: `r = p + q` raises NameError: name 'q' is not defined",
+    }
+    loop = views["loop"].judge
+    assert loop["levels"] == [[0, 0, 1][item] for item in loop["items"]]  # type: ignore[union-attr]
+    assert loop["before"] == [[0, 1], [1, 2]]
+    assert "for x in [1, 2]:\n    total += x" in views["loop"].code
+    positives = {vc.card.id: vc for vc in report.decks[0].cards}["positives"]
+    assert positives.card.levels == [0, 0, 1, 2, 0, 2]  # type: ignore[attr-defined]
+    assert positives.outcome is not None and positives.outcome.orders == [[0, 1, 2, 3, 4]]
+    assert positives.outcome.output == "7\n"  # what the order as written prints
