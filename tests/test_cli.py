@@ -85,7 +85,7 @@ def test_build_writes_outputs_and_a_failed_build_keeps_them(
     args = ["build", "--cards", str(root / "cards"), "--out", str(root / "build")]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "7 cards in 1 decks verified (7 executed, 0 from cache)" in result.output
+    assert "7 cards in 1 deck verified (7 executed, 0 from cache)" in result.output
     cards_json = root / "build" / "cards.json"
     schema = json.loads((root / "build" / "quizgen.schema.json").read_text())
     assert schema["title"] == "quizgen card file"

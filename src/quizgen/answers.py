@@ -109,3 +109,56 @@ def show(computed: Answer) -> str:
         message = str(computed.get("message", "")).strip()
         return f"raises {computed['value']}: {message}" if message else f"raises {computed['value']}"
     return str(computed.get("display", computed.get("value")))
+
+
+def _declared_kind(declared: JSON) -> str:
+    if isinstance(declared, dict):
+        return "an exception" if "raises" in declared else "a shape"
+    if isinstance(declared, bool):
+        return "a boolean"
+    if isinstance(declared, (int, float)):
+        return "a number"
+    if isinstance(declared, str):
+        return "a string"
+    if isinstance(declared, list):
+        return "a list"
+    return "null"
+
+
+def _computed_kind(computed: Answer) -> str:
+    type_ = computed["type"]
+    if type_ == "tensor":
+        return f"a {computed.get('dtype', '')} tensor of shape {computed.get('shape')}".replace("  ", " ")
+    names = {
+        "none": "None", "bool": "a bool", "int": "an int", "float": "a float", "str": "a string",
+        "shape": "a torch.Size", "dtype": "a dtype", "list": "a list", "exception": "an exception",
+        "repr": "a value compared by its repr",
+    }  # fmt: skip
+    return names[type_]
+
+
+NEAR_MISS = 0.02  # a declared number this close (relatively) is probably the computed one, rounded
+
+
+def mismatch_hint(declared: JSON, computed: Answer, tol: Tolerance) -> str:
+    """Why a declared answer does not match, and what to write instead (for the author's message)."""
+    shown = show(computed)
+    quoted = isinstance(declared, str) and computed["type"] not in ("str", "repr", "dtype", "exception")
+    if quoted and str(declared).strip() == shown:
+        kind = _computed_kind(computed)
+        return f"a string was declared, execution gives {kind}: write {shown} without quotes"
+    scalar = _scalar_of(computed) if computed["type"] in ("float", "int", "tensor") else _NO
+    if _number(declared) is not None and _number(scalar) is not None:
+        d, c = float(declared), float(scalar)  # type: ignore[arg-type]
+        allowed = tol.atol + tol.rtol * abs(c)
+        if not abs(d - c) <= NEAR_MISS * max(abs(c), abs(d)):
+            return ""  # a different number, not a rounding of it: the tolerance is beside the point
+        return (
+            f"|{d:g} - {c:g}| = {abs(d - c):.3g} is more than the tolerance allows "
+            f"(atol {tol.atol:g} + rtol {tol.rtol:g} x |{c:g}| = {allowed:.3g}): declare the computed "
+            "value, or set `tolerance: {rtol: ..., atol: ...}` if the difference is noise"
+        )
+    d_kind, c_kind = _declared_kind(declared), _computed_kind(computed)
+    if d_kind.split()[-1] != c_kind.split()[-1]:
+        return f"{d_kind} was declared, execution gives {c_kind}"
+    return ""

@@ -10,6 +10,7 @@ import click
 
 from quizgen import __version__
 from quizgen.constants import DEFAULT_TIMEOUT
+from quizgen.errors import count
 
 _common = [
     click.option(
@@ -80,7 +81,7 @@ def _options(**kw: Any) -> Any:
 
 def _summary(report: Any) -> str:
     return (
-        f"{report.cards} cards in {len(report.decks)} decks verified "
+        f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
         f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
     )
 

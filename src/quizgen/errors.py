@@ -10,6 +10,11 @@ import click
 from quizgen.constants import INTERNAL_ERROR_EXIT
 
 
+def count(n: int, noun: str) -> str:
+    """'1 deck', '2 decks': a number and its noun, for messages."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class Location:
     """Where something stands in a card source: `file:line:col: card 'id' -> field`."""
@@ -66,7 +71,7 @@ class CardErrors(QuizgenError):
         self.warnings = list(warnings)
         n = len(self.problems)
         lines = [f"warning: {w}" for w in self.warnings] + [str(p) for p in self.problems]
-        lines.append(f"{n} {what}{'s' if n != 1 else ''}")
+        lines.append(count(n, what))
         super().__init__("\n".join(lines))
 
     def format_message(self) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from quizgen import pipeline
 from quizgen.cards.loader import card_files
-from quizgen.errors import QuizgenError, UsageError
+from quizgen.errors import QuizgenError, UsageError, count
 from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
@@ -58,7 +58,7 @@ def rebuild(options: pipeline.Options, echo: Echo) -> pipeline.Report | None:
     for warning in report.warnings:
         echo(f"warning: {warning}")
     echo(
-        f"built {report.cards} cards in {len(report.decks)} decks "
+        f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
         f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
     )
     return report

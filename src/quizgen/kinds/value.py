@@ -140,7 +140,8 @@ class ValueKind(CardKind):
             f"declared answer {answers.show_declared(card.declared.value)} but execution gives "
             f"{answers.show(outcome.value)}"
         )
-        return [Problem(card.declared.location, message)]
+        hint = answers.mismatch_hint(card.declared.value, outcome.value, card.tolerance)
+        return [Problem(card.declared.location, f"{message}: {hint}" if hint else message)]
 
     def placeholders(self, card: Card) -> set[str]:
         return {"answer", *super().placeholders(card)}

@@ -1,0 +1,58 @@
+"""What an author reads when a declared answer does not match: the kinds of value on both sides, the
+tolerance used, and what to write instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.errors import CardErrors
+
+HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
+
+
+def value_card(code: str, answer: str) -> str:
+    return f"  - id: c\n    kind: value\n    ask: q\n    code: {code}\n    answer_expr: x\n    answer: {answer}\n"  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    ("code", "answer", "message"),
+    [
+        (
+            "x = 2.0",
+            '"2.0"',
+            "declared answer '2.0' but execution gives 2.0: a string was declared, execution gives a float: "
+            "write 2.0 without quotes",
+        ),
+        (
+            "x = 1 / 3",
+            "0.33",
+            "declared answer 0.33 but execution gives 0.3333333333333333: |0.33 - 0.333333| = 0.00333 "
+            "is more than the tolerance allows (atol 1e-06 + rtol 0.001 x |0.333333| = 0.000334): "
+            "declare the computed value, or set `tolerance: {rtol: ..., atol: ...}` "
+            "if the difference is noise",
+        ),
+        (
+            "x = torch.ones(2)",
+            "true",
+            "declared answer True but execution gives tensor([1., 1.]): a boolean was declared, execution "
+            "gives a float32 tensor of shape [2]",
+        ),
+        ("x = 8.0", "5.0", "declared answer 5.0 but execution gives 8.0"),  # simply another number
+    ],
+)
+def test_a_mismatch_says_what_was_declared_what_ran_and_what_to_write(
+    project: Callable[..., Path],
+    options: Callable[..., pipeline.Options],
+    code: str,
+    answer: str,
+    message: str,
+) -> None:
+    root = project({"t.yaml": HEADER + value_card(code, answer)})
+    with pytest.raises(CardErrors) as info:
+        pipeline.check(options(root))
+    [problem] = info.value.problems
+    assert problem.message == message
