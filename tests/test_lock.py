@@ -23,7 +23,8 @@ def test_a_first_build_stamps_every_card_and_type_now() -> None:
     new, changes = lock.update(Lock(), notes(a="h1", b="h2"), TYPES, now=100)
     assert new.cards == {"a": CardEntry("h1", "Deck", 100, 100), "b": CardEntry("h2", "Deck", 100, 100)}
     assert new.notetypes["1"].mod == 100 and new.notetypes["1"].fields == ["Id", "Question"]
-    assert changes.added == ["a", "b"] and not changes.changed and changes.notetypes == ["quizgen value"]
+    assert changes.added == ["a", "b"] and not changes.changed
+    assert changes.new_notetypes == ["quizgen value"] and changes.notetypes == []  # new, not "changed"
 
 
 def test_unchanged_cards_keep_their_times_and_changed_ones_move_forward() -> None:

@@ -75,7 +75,8 @@ class Changes:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     moved: list[tuple[str, str, str]] = field(default_factory=list)  # (id, old deck, new deck)
-    notetypes: list[str] = field(default_factory=list)
+    notetypes: list[str] = field(default_factory=list)  # note types whose template or style changed
+    new_notetypes: list[str] = field(default_factory=list)  # first seen in this build: nothing changed
     refielded: list[tuple[str, list[str], list[str]]] = field(default_factory=list)  # (name, old, new)
 
 
@@ -161,7 +162,7 @@ def update(
         else:
             mod = max(now, prior.mod + 1) if prior else now
             new.notetypes[key] = NotetypeEntry(nt.name, nt.hash, list(nt.fields), mod)
-            changes.notetypes.append(nt.name)
+            (changes.notetypes if prior else changes.new_notetypes).append(nt.name)
     new.removed = {k: v for k, v in old.removed.items() if k not in notes}
     for card_id, gone in sorted(old.cards.items()):
         if card_id not in notes:
