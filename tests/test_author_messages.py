@@ -56,3 +56,32 @@ def test_a_mismatch_says_what_was_declared_what_ran_and_what_to_write(
         pipeline.check(options(root))
     [problem] = info.value.problems
     assert problem.message == message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "deck: T\ncards:\n  - id: a\n    kind: basic\n   front: f\n    back: b\n",
+            "t.yaml:5:4: invalid YAML: did not find expected '-' indicator (check this line's indentation: "
+            "a card's keys line up under its `id`, and a new card starts with '- ')",
+        ),
+        (
+            "deck: T\ncards:\n  - id: a\n    kind: basic\n    front: f: g\n    back: b\n",
+            "t.yaml:5:13: invalid YAML: mapping values are not allowed in this context "
+            "(a value holding ': ' needs quotes, e.g. front: \"Why: this?\")",
+        ),
+        (
+            "deck: T\ncards:\n  - id: a\n\tkind: basic\n",
+            "t.yaml:4:1: invalid YAML: found a tab character that violates indentation "
+            "(indent with spaces, not tabs)",
+        ),
+    ],
+)
+def test_yaml_slips_come_with_a_hint(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options], text: str, message: str
+) -> None:
+    root = project({"t.yaml": text})
+    with pytest.raises(CardErrors) as info:
+        pipeline.check(options(root))
+    assert [str(p) for p in info.value.problems] == [f"{root / 'cards'}/{message}"]

@@ -15,6 +15,7 @@ import yaml
 
 from quizgen import kinds, prose
 from quizgen.cards import schema
+from quizgen.cards.hints import yaml_hint
 from quizgen.cards.model import Card, Deck
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
@@ -179,7 +180,8 @@ def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         prefix = "" if isinstance(exc, _TooBig) else "invalid YAML: "
-        problems.append(Problem(Location(name, line, col), f"{prefix}{exc.problem or exc}"))
+        message = f"{prefix}{exc.problem or exc}{yaml_hint(str(exc.problem or ''))}"
+        problems.append(Problem(Location(name, line, col), message))
         return None
     except yaml.YAMLError as exc:
         problems.append(Problem(Location(name), f"invalid YAML: {exc}"))
