@@ -6,7 +6,7 @@ import json
 import random
 import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from .quiz_support import missing
 fsrs = require("fsrs")
 
 FSRS_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "quiz" / "fsrs.js"
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MS = timedelta(milliseconds=1)
 SEQUENCES = 1500
 

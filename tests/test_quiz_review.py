@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,8 @@ from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, sit
 
 fsrs = require("fsrs")
 
-T0 = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 KEY = "quizgen.progress"
 
 

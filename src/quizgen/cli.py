@@ -50,9 +50,9 @@ _common = [
     click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
-        default=DEFAULT_TIMEOUT,
-        show_default=True,
-        help="Seconds one snippet may run (an order search gets ten times this).",
+        default=None,
+        help=f"Seconds one snippet may run (an order search gets ten times this) [default: quizgen.toml's "
+        f"timeout, else {DEFAULT_TIMEOUT:g}].",
     ),
 ]
 
@@ -146,6 +146,17 @@ def serve(port: int, **kw: Any) -> None:
     from quizgen.serve import serve as serve_quiz
 
     serve_quiz(_options(**kw), port=port, echo=click.echo)
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False), default=".")
+@click.option("--title", default=None, help="The quiz's title (default: from the folder's name).")
+def init(folder: Path, title: str | None) -> None:
+    """Start a card project in FOLDER: an example deck, quizgen.toml, the schema, a .gitignore."""
+    from quizgen.scaffold import create
+
+    for line in create(folder, title):
+        click.echo(line)
 
 
 @cli.command()

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import kinds, verify
+from quizgen import kinds, settings, verify
 from quizgen.cards import loader
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
-from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
+from quizgen.constants import DEFAULT_MEMORY
 from quizgen.errors import CardErrors, InternalError, OutputError, Problem
 from quizgen.execution.cache import Cache, job_key
 from quizgen.execution.pool import Pool, execute
@@ -34,7 +34,7 @@ class Options:
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     fail_fast: bool = False
     use_cache: bool = True
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = None  # None: quizgen.toml's, else DEFAULT_TIMEOUT
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
@@ -51,6 +51,7 @@ class Report:
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
+    settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
     @property
     def cards(self) -> int:
@@ -106,7 +107,8 @@ def check(options: Options) -> Report:
     Cards that load are executed even when others do not, so one run lists every problem.
     """
     start = time.perf_counter()
-    decks, load_problems = loader.load(options.cards_dir)
+    project = settings.load(options.cards_dir)
+    decks, load_problems = loader.load(options.cards_dir, project.tolerance)
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     plan = _plan(decks, cache)
     plan.problems += load_problems
@@ -131,7 +133,7 @@ def check(options: Options) -> Report:
         run = execute(
             plan.work,
             jobs=options.jobs,
-            timeout=options.timeout,
+            timeout=options.timeout or project.timeout,
             memory=options.memory,
             on_result=on_result,
             pool=options.pool,
@@ -148,7 +150,9 @@ def check(options: Options) -> Report:
     ]
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
-    return Report(verified, len(plan.work), cached, seconds, notes=notes, warnings=warnings)
+    report = Report(verified, len(plan.work), cached, seconds, notes=notes, warnings=warnings)
+    report.settings = project
+    return report
 
 
 def _verified(card: Card, outcomes: dict[str, Outcome], keys: dict[str, str]) -> VerifiedCard:
@@ -176,7 +180,7 @@ def build(options: Options) -> Report:
 def _render(options: Options, report: Report, stage: Stage) -> None:
     from quizgen.render.base import Project, renderers
 
-    project = Project(report.decks, options.cards_dir, options.out_dir)
+    project = Project(report.decks, options.cards_dir, options.out_dir, report.settings.title)
     with stage:
         for renderer in renderers():
             try:

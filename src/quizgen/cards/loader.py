@@ -16,7 +16,7 @@ import yaml
 from quizgen import kinds, prose
 from quizgen.cards import schema
 from quizgen.cards.hints import yaml_hint
-from quizgen.cards.model import Card, Deck
+from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
@@ -89,7 +89,7 @@ def load_project(cards_dir: Path) -> list[Deck]:
     return decks
 
 
-def load(cards_dir: Path) -> tuple[list[Deck], list[Problem]]:
+def load(cards_dir: Path, tolerance: Tolerance | None = None) -> tuple[list[Deck], list[Problem]]:
     """Every card that loads, and every problem of those that do not (so one run reports them all).
 
     A card with a problem is left out of its deck; a deck whose own fields are wrong is left out whole.
@@ -98,7 +98,7 @@ def load(cards_dir: Path) -> tuple[list[Deck], list[Problem]]:
     if not files:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
     problems: list[Problem] = []
-    decks = [deck for path in files if (deck := load_file(path, problems)) is not None]
+    decks = [deck for path in files if (deck := load_file(path, problems, tolerance)) is not None]
     return _unique(decks, problems), problems
 
 
@@ -270,7 +270,7 @@ def _card_id(node: yaml.Node) -> str | None:
     return str(ids[0]) if ids else None
 
 
-def load_file(path: Path, problems: list[Problem]) -> Deck | None:
+def load_file(path: Path, problems: list[Problem], tolerance: Tolerance | None = None) -> Deck | None:
     """One card file as a Deck; None (with the problems added) when anything in it is wrong."""
     root = _compose(path, problems)
     if root is None:
@@ -300,13 +300,15 @@ def load_file(path: Path, problems: list[Problem]) -> Deck | None:
             top.error(top.at("cards"), "the deck has no cards")
         else:
             deck_ok = len(problems) == before  # the cards are read (and reported) even when it is not
-            cards = (_card(name, node, deck.name, problems) for node in cards_node.value)
+            cards = (_card(name, node, deck.name, problems, tolerance) for node in cards_node.value)
             deck.cards = [card for card in cards if card is not None]
             return deck if deck_ok else None
     return deck if len(problems) == before else None
 
 
-def _card(path: str, node: yaml.Node, deck: str, problems: list[Problem]) -> Card | None:
+def _card(
+    path: str, node: yaml.Node, deck: str, problems: list[Problem], tolerance: Tolerance | None
+) -> Card | None:
     """One card, read by its kind; None when anything in it is wrong."""
     mark = node.start_mark
     here = Location(path, mark.line + 1, mark.column + 1)
@@ -332,7 +334,7 @@ def _card(path: str, node: yaml.Node, deck: str, problems: list[Problem]) -> Car
             problems.append(Problem(where, f"unknown kind '{kind_name}'{hint}"))
         return None
     kind = kinds.get(kind_name)
-    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id)
+    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id, tolerance)
     for written in ("id", "kind"):  # read above as written: a tag on them is left to report
         reader.plain(written)
     common = Card(

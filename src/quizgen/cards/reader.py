@@ -104,8 +104,10 @@ class Reader:
         allowed: dict[str, Field],
         problems: list[Problem],
         card: str | None = None,
+        tolerance: Tolerance | None = None,
     ) -> None:
         self.path, self.node, self.card, self.problems = path, node, card, problems
+        self.default_tolerance = tolerance or Tolerance()  # the project's (quizgen.toml), else ours
         if (problem := foreign(node)) is not None:
             self.error(self.loc(), problem)
         self.entries = self._entries(allowed)
@@ -333,16 +335,18 @@ class Reader:
         return Declared(construct(node), self.loc(node, key))
 
     def tolerance(self, key: str = "tolerance") -> Tolerance:
+        default = self.default_tolerance
         node = self.plain(key)
         if node is None:
-            return Tolerance()
+            return default
         value = construct(node)
         where = self.loc(node, key)
         if not isinstance(value, dict) or not set(value) <= {"rtol", "atol"}:
             self.error(where, "tolerance is a mapping with 'rtol' and/or 'atol'")
-            return Tolerance()
+            return default
         for name, number in value.items():
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
                 self.error(where, f"tolerance {name} must be a number >= 0, not {reprlib.repr(number)}")
-                return Tolerance()
-        return Tolerance(**{k: float(v) for k, v in value.items()})
+                return default
+        given = {k: float(v) for k, v in value.items()}
+        return Tolerance(rtol=given.get("rtol", default.rtol), atol=given.get("atol", default.atol))

@@ -4,9 +4,7 @@ boundary (an answer, embedded in pages and Anki notes, is read by static/judge.j
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypedDict
-
-from typing_extensions import NotRequired
+from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
 

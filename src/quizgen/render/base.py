@@ -17,6 +17,7 @@ class Project:
     decks: list[VerifiedDeck]
     cards_dir: Path
     out_dir: Path
+    title: str = "Quizzes"  # the site's title (quizgen.toml's [quiz] title)
 
     @property
     def templates_dir(self) -> Path:

@@ -175,11 +175,11 @@ def _kind_scripts(cards: list[CardView], urls: dict[str, str]) -> list[str]:
     return [f"{KIND_SCRIPTS}/{kind}.js" for kind in present if f"{KIND_SCRIPTS}/{kind}.js" in urls]
 
 
-def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None) -> PageContext:
+def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None, title: str) -> PageContext:
     root = "" if deck is None else "../"
     cards = deck.cards if deck else [card for entry in entries for card in entry.cards]
     return PageContext(
-        site_title="Quizzes",
+        site_title=title,
         generator=f"quizgen {__version__}",
         root=root,
         assets={name: root + url for name, url in urls.items()},
@@ -204,7 +204,7 @@ class QuizRenderer:
         entries = deck_entries(project.decks)
         folder = stage.folder(site)
         urls = _write_assets(folder / "assets")
-        _render(env, "quiz/index.html", _page(entries, urls, None), folder / "index.html")
+        _render(env, "quiz/index.html", _page(entries, urls, None, project.title), folder / "index.html")
         for entry in entries:
-            _render(env, "quiz/deck.html", _page(entries, urls, entry), folder / entry.url)
+            _render(env, "quiz/deck.html", _page(entries, urls, entry, project.title), folder / entry.url)
         return Rendered([site])

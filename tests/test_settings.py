@@ -1,0 +1,93 @@
+"""`quizgen init` and the project's settings (`quizgen.toml`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from quizgen import pipeline, settings
+from quizgen.cli import cli
+from quizgen.errors import CardErrors
+
+THIRD = (
+    "deck: T\ncards:\n  - id: third\n    kind: value\n    ask: q\n    code: x = 1 / 3\n"
+    "    answer_expr: x\n    answer: 0.33\n"
+)
+
+
+def test_init_makes_a_project_that_builds_without_a_warning(
+    runner: CliRunner,
+    tmp_path: Path,
+    in_dir: Callable[[Path], None],
+    options: Callable[..., pipeline.Options],
+) -> None:
+    root = tmp_path / "week-3"
+    result = runner.invoke(cli, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    assert (
+        result.output.splitlines()[-1]
+        == f"next: cd {root} && quizgen build (then open build/quiz/index.html)"
+    )
+    example = (root / "cards" / "example.yaml").read_text()
+    assert example.startswith("# yaml-language-server: $schema=../build/quizgen.schema.json\n")
+    schema = json.loads((root / "build" / "quizgen.schema.json").read_text())  # before any build
+    assert schema["title"] == "quizgen card file"
+    assert 'title = "Week 3"' in (root / "quizgen.toml").read_text()
+    assert (root / ".gitignore").read_text() == "build/\n"
+    report = pipeline.build(options(root))
+    assert report.warnings == [] and report.cards == 4
+    assert sorted(vc.card.kind for vc in report.decks[0].cards) == ["basic", "myth", "order", "value"]
+    assert "<title>Week 3</title>" in (root / "build" / "quiz" / "index.html").read_text()
+
+    again = runner.invoke(cli, ["init", str(root)])
+    assert again.exit_code == 2
+    assert again.output == (
+        f"Error: {root} already has card files ({root / 'cards' / 'example.yaml'}): nothing was written\n"
+    )
+
+
+def test_defaults_come_from_quizgen_toml(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    root = project({"t.yaml": THIRD})
+    with pytest.raises(CardErrors):  # 0.33 is not 1/3 within the default rtol of 1e-3
+        pipeline.check(options(root))
+    (root / "quizgen.toml").write_text(
+        '[quiz]\ntitle = "Gradients"\n\n[defaults]\nrtol = 0.02\ntimeout = 12\n'
+    )
+    report = pipeline.check(options(root))
+    assert report.settings == settings.Settings(
+        title="Gradients", timeout=12.0, tolerance=settings.Tolerance(rtol=0.02, atol=1e-6)
+    )
+    [vc] = report.decks[0].cards
+    assert vc.card.tolerance == settings.Tolerance(rtol=0.02, atol=1e-6)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[quiz]\ntitle = "x"\n\n[defaults]\nrtol = "big"\n',
+            "quizgen.toml:5 -> defaults.rtol: expected a number",
+        ),
+        ("[defaults]\ntimeout = 0\n", "quizgen.toml:2 -> defaults.timeout: must be > 0"),
+        (
+            "[defaults]\natol = 1\ncolour = 3\n",
+            "quizgen.toml:3 -> defaults.colour: unknown setting 'colour'; [defaults] has timeout, rtol, atol",
+        ),
+        ("[theme]\nx = 1\n", "quizgen.toml:1: unknown section [theme]; sections: quiz, defaults"),
+        ("[quiz\n", "quizgen.toml:1:6: invalid TOML: Expected ']' at the end of a table declaration"),
+    ],
+)
+def test_a_wrong_setting_is_an_error_at_its_line(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options], text: str, message: str
+) -> None:
+    root = project({"t.yaml": THIRD.replace("answer: 0.33", "answer: 0.3333333")})
+    (root / "quizgen.toml").write_text(text)
+    with pytest.raises(CardErrors) as info:
+        pipeline.check(options(root))
+    assert [str(p) for p in info.value.problems] == [f"{root}/{message}"]
