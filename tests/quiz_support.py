@@ -149,12 +149,15 @@ def site_url(report: pipeline.Report, page: str = "index.html") -> str:
 
 # -- order puzzles by keyboard -------------------------------------------------------------------
 
+# A line's code as written: highlighted code ends with a newline.
+LINE_TEXT = "(e) => e.textContent.replace(/\\n$/, '')"
+
 
 def focused_line(page: Any) -> str | None:
     """The code of the order line that has focus (None when focus is elsewhere)."""
     result: str | None = page.evaluate(
         "() => { const a = document.activeElement;"
-        " return a && a.classList.contains('line') ? a.querySelector('.line-code').textContent : null; }"
+        f" return a && a.classList.contains('line') ? ({LINE_TEXT})(a.querySelector('.line-code')) : null; }}"
     )
     return result
 
@@ -162,7 +165,7 @@ def focused_line(page: Any) -> str | None:
 def line_sequence(page: Any, card: str) -> list[str]:
     """Codes of a puzzle's lines as the arrow keys walk them: your block first, then the unused lines."""
     codes: list[str] = page.eval_on_selector_all(
-        f"#card-{card} .block .line-code, #card-{card} .pool .line-code", "els => els.map(e => e.textContent)"
+        f"#card-{card} .block .line-code, #card-{card} .pool .line-code", f"els => els.map({LINE_TEXT})"
     )
     return codes
 
@@ -181,7 +184,7 @@ def arrow_to(page: Any, card: str, code: str) -> None:
 
 def block_codes(page: Any, card: str) -> list[str]:
     codes: list[str] = page.eval_on_selector_all(
-        f"#card-{card} .block .line-code", "els => els.map(e => e.textContent)"
+        f"#card-{card} .block .line-code", f"els => els.map({LINE_TEXT})"
     )
     return codes
 

@@ -79,6 +79,19 @@ def add_lines(page: Any, codes: list[str]) -> None:
         page.locator(f"#card-{ORDER} .line", has_text=code).locator(".toggle").click()
 
 
+def check_order(page: Any) -> dict[str, str]:
+    page.click(f"#card-{ORDER} .check-order")
+    return result_of(page, ORDER)
+
+
+def score_after_the_last_card(page: Any, knew: bool) -> str:
+    """Reveal the last card (basic), say whether it was known, and read the quiz's score."""
+    page.click("#card-basic-why-accumulate .reveal")
+    page.click(f"#self-grade [data-knew='{str(knew).lower()}']")
+    next_card(page)
+    return str(page.inner_text("#score"))
+
+
 def skip_to_order_card(page: Any) -> None:
     for card in RIGHT:
         answer_value(page, card, "?")
@@ -148,20 +161,81 @@ def test_every_kind_answered_wrong(tab: Tab) -> None:
     page.click(f"#card-{ORDER} .check-order")
     result = result_of(page, ORDER)
     assert result["outcome"] == "Not right"
-    label = page.inner_text(f"#card-{ORDER} .line:has-text('{DISTRACTOR}') .line-label")
-    assert f"Line {label} does not belong in the block." in result["text"]
+    # What the build saw the distractor do, and two more tries before the answer.
+    assert f"With `{DISTRACTOR}` instead of `{LOSS}`: `{BACKWARD}` raises NameError" in result["text"]
+    assert "Accepted order" not in result["text"]
+    assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
+    for left in ["1 attempt left", "no attempts left"]:
+        page.click(f"#card-{ORDER} .check-order")
+        expect(page.locator(f"#card-{ORDER} .attempts")).to_have_text(left)
+    result = result_of(page, ORDER)
+    assert result["outcome"] == "Not right"
+    assert "Accepted orders:" in result["text"]
     # Answered: the lines are locked.
     assert page.locator(f"#card-{ORDER} .toggle:disabled").count() == 5
     next_card(page)
 
-    page.click("#card-basic-why-accumulate .reveal")
-    page.click("#self-grade [data-knew='false']")
-    next_card(page)
-    assert page.inner_text("#score") == "You got 0 of 7 right."
+    assert score_after_the_last_card(page, knew=False) == "You got 0 of 7 right."
     assert page.locator("#missed li").count() == 7
     page.click("#restart")
     assert page.inner_text("#status") == "Quiz: card 1 of 7, 0 right so far."
     assert page.input_value("#answer-value-two-steps") == ""
+
+
+def test_a_wrong_order_says_why_and_may_be_tried_again(tab: Tab) -> None:
+    page = tab.page
+    skip_to_order_card(page)
+    card = page.locator(f"#card-{ORDER}")
+    # The setup, collapsed, and the lines highlighted as on the Anki card.
+    assert not card.locator("details.setup").evaluate("d => d.open")
+    card.locator("details.setup summary").click()
+    expect(card.locator("details.setup")).to_contain_text("ref_opt = torch.optim.SGD(ref.parameters(), lr=")
+    assert card.locator(".line-code .highlight .n", has_text="opt").count() >= 1
+    assert page.inner_text(f"#card-{ORDER} .attempts") == "3 attempts"
+
+    add_lines(page, [ZERO, LOSS, STEP, BACKWARD])
+    result = check_order(page)
+    assert result["outcome"] == "Not right"
+    assert f"With `{STEP}` before `{BACKWARD}`, the check fails: `assert torch.allclose(" in result["text"]
+    assert "model.weight = tensor(" in result["text"]
+    assert "Accepted order" not in result["text"]  # the answer waits for the last attempt
+    assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
+    expect(page.locator("#announcer")).to_contain_text("2 attempts left.")
+    assert not card.get_attribute("class").count("answered")
+
+    # An order the build has no message for: the line to move is marked.
+    add_lines(page, [ZERO, LOSS, STEP, BACKWARD])  # every line out again
+    add_lines(page, [STEP, ZERO, LOSS, BACKWARD])
+    page.click(f"#card-{ORDER} .check-order")
+    label = page.inner_text(f"#card-{ORDER} .line:has-text('{STEP}') .line-label")
+    expect(card.locator(".reason")).to_have_text(
+        f"Line {label} is out of place: move it and your block is an accepted order."
+    )
+    assert page.inner_text(f"#card-{ORDER} .attempts") == "1 attempt left"
+    misplaced = card.locator(".line.misplaced")
+    assert misplaced.count() == 1 and STEP in misplaced.inner_text()
+    expect(misplaced.locator(".mark")).to_be_visible()
+
+    # Moving a line clears the marks; the right order on the last attempt is right.
+    add_lines(page, [STEP])
+    assert card.locator(".line.misplaced").count() == 0
+    add_lines(page, [STEP])
+    result = check_order(page)
+    assert (result["outcome"], "Accepted orders:" in result["text"]) == ("Right", True)
+    next_card(page)
+    assert score_after_the_last_card(page, knew=True) == "You got 2 of 7 right."  # right on a later try
+
+
+def test_leaving_an_order_while_trying_again_counts_as_missed(tab: Tab) -> None:
+    page = tab.page
+    skip_to_order_card(page)
+    add_lines(page, [BACKWARD, LOSS, ZERO, STEP])
+    assert check_order(page)["outcome"] == "Not right"
+    assert "2 attempts left" in page.inner_text(f"#card-{ORDER} .attempts")
+    assert page.inner_text("#next") == "Next card"
+    next_card(page)
+    assert score_after_the_last_card(page, knew=True) == "You got 1 of 7 right."
+    assert page.locator("#missed li").count() == 6
 
 
 def test_an_order_missing_a_line_says_so(tab: Tab) -> None:
@@ -173,8 +247,10 @@ def test_an_order_missing_a_line_says_so(tab: Tab) -> None:
 
 
 def tab_to_first_line(page: Any) -> None:
-    # The card's heading has focus after "Next card"; the first Tab stop in the puzzle is a line.
+    # The card's heading has focus after "Next card"; the puzzle's first Tab stops are its setup and a line.
     assert page.evaluate("document.activeElement.id") == f"title-{ORDER}"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
     page.keyboard.press("Tab")
     assert focused_line(page) is not None
 

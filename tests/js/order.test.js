@@ -68,17 +68,99 @@ for (const [y, index] of DROPS) {
 test("a line dropped on an empty list lands first", () => assert.equal(O.dropIndex([], 99), 0));
 
 const VERDICTS = [
-  // [what, positions, ok, reason]
-  ["an accepted order", [1, 4, 0, 3], true, ""],
-  ["another accepted order", [4, 1, 0, 3], true, ""],
-  ["a wrong order of the right lines", [0, 1, 4, 3], false, ""],
-  ["a line short", [1, 4, 0], false, "the block has 3 lines; it needs 4"],
-  ["one line", [1], false, "the block has 1 line; it needs 4"],
-  ["a line twice", [1, 4, 0, 3, 3], false, "the block has 5 lines; it needs 4"],
-  ["a distractor", [1, 4, 0, 2], false, "line C does not belong in the block"],
-  ["an empty block", [], false, "no order given"]
+  // [what, positions, ok, reason, misplaced]
+  ["an accepted order", [1, 4, 0, 3], true, "", []],
+  ["another accepted order", [4, 1, 0, 3], true, "", []],
+  ["a wrong order of the right lines", [0, 1, 4, 3], false,
+    "line A is out of place: move it and your block is an accepted order", [0]],
+  ["two lines out of place", [3, 0, 1, 4], false,
+    "lines D and E are out of place: move them and your block is an accepted order", [3, 4]],
+  ["a line short", [1, 4, 0], false, "the block has 3 lines; it needs 4", []],
+  ["one line", [1], false, "the block has 1 line; it needs 4", []],
+  ["a line twice", [1, 4, 0, 3, 3], false, "the block has 5 lines; it needs 4", []],
+  ["a distractor", [1, 4, 0, 2], false, "line C does not belong in the block", []],
+  ["an empty block", [], false, "no order given", []]
 ];
 
-for (const [what, positions, ok, reason] of VERDICTS) {
-  test(`verdict on ${what}`, () => assert.deepEqual(O.verdict(positions, CARD), { ok, reason }));
+for (const [what, positions, ok, reason, misplaced] of VERDICTS) {
+  test(`verdict on ${what}`, () => assert.deepEqual(O.verdict(positions, CARD), { ok, reason, misplaced }));
 }
+
+// The build's messages: an order of lines ("1 0 2 3"), or any use of distractor k ("-1-k").
+const FEEDBACK = Object.freeze({
+  "0 2 1 3": "With `c` before `b`: `c` raises NameError",
+  "-1": "With `x = x * 2` instead of `b`, the check fails"
+});
+const TOLD = { ...CARD, feedback: FEEDBACK };
+
+const FEEDBACKS = [
+  // [what, lines, message]
+  ["an order with a message of its own", [0, 2, 1, 3], FEEDBACK["0 2 1 3"]],
+  ["a distractor anywhere", [1, -1, 2, 3], FEEDBACK["-1"]],
+  ["a distractor in a block too long", [0, 1, 2, 3, -1], FEEDBACK["-1"]],
+  ["a distractor without a message", [0, -2, 2, 3], ""],
+  ["an order without a message", [3, 2, 1, 0], ""],
+  ["a key of the object's prototype is no message", [0], ""]
+];
+
+for (const [what, lines, message] of FEEDBACKS) {
+  test(`feedback for ${what}`, () => assert.equal(O.feedbackFor(lines, FEEDBACK), message));
+}
+
+test("feedback: an order's own message comes before a distractor's", () => {
+  assert.equal(O.feedbackFor([-1, 2], { "-1 2": "exact", "-1": "any" }), "exact");
+});
+
+test("feedback: none without messages", () => assert.equal(O.feedbackFor([1, 0], undefined), ""));
+
+test("verdict: the build's message for a swapped pair, with nothing marked", () => {
+  // items [2, 0, -1, 3, 1]: positions 1 0 4 3 are lines 0 2 1 3.
+  assert.deepEqual(O.verdict([1, 0, 4, 3], TOLD), { ok: false, reason: FEEDBACK["0 2 1 3"], misplaced: [] });
+});
+
+test("verdict: the build's message for a distractor, before the block's length", () => {
+  assert.deepEqual(O.verdict([1, 4, 0, 3, 2], TOLD), { ok: false, reason: FEEDBACK["-1"], misplaced: [] });
+});
+
+test("verdict: right lines without a message are marked against the nearest order", () => {
+  assert.deepEqual(O.verdict([3, 0, 1, 4], TOLD).misplaced, [3, 4]);
+});
+
+const ORDERS = [[0, 1, 2, 3], [1, 0, 2, 3], [1, 2, 3, 0]];
+
+const NEAREST = [
+  // [what, lines, nearest order, places to move]
+  ["one line a step away", [1, 2, 0, 3], [1, 0, 2, 3], [1]],
+  ["the last line first: one move, though every place differs", [3, 0, 1, 2], [0, 1, 2, 3], [0]],
+  ["the reverse", [3, 2, 1, 0], [1, 2, 3, 0], [0, 1]],
+  ["fewest places differing among equally few moves", [2, 1, 3, 0], [1, 2, 3, 0], [0]]
+];
+
+for (const [what, lines, order, misplaced] of NEAREST) {
+  test(`nearest accepted order: ${what}`, () => assert.deepEqual(O.nearest(lines, ORDERS), { order, misplaced }));
+}
+
+test("nearest accepted order: none of the same length", () => assert.equal(O.nearest([0, 1], ORDERS), null));
+
+test("nearest accepted order: the fewest moves win over the fewest places differing", () => {
+  // [3 0 1 2] differs from [1 0 3 2] in 2 places but needs 2 moves; from [0 1 2 3] in 4, with 1 move.
+  assert.deepEqual(O.nearest([3, 0, 1, 2], [[1, 0, 3, 2], [0, 1, 2, 3]]), { order: [0, 1, 2, 3], misplaced: [0] });
+});
+
+test("a longest common subsequence keeps as many places as it can", () => {
+  assert.deepEqual(O.kept([1, 2, 3, 0], [0, 1, 2, 3]), [true, true, true, false]);
+  assert.deepEqual(O.kept([], [0]), []);
+});
+
+test("lines out of place, in words", () => {
+  assert.equal(O.misplacedReason(["C"]), "line C is out of place: move it and your block is an accepted order");
+  assert.equal(O.misplacedReason(["A", "B", "D"]),
+    "lines A, B and D are out of place: move them and your block is an accepted order");
+});
+
+test("attempts, in words", () => {
+  assert.equal(O.ATTEMPTS, 3);
+  assert.deepEqual([O.attemptsText(3, true), O.attemptsText(1, true)], ["3 attempts", "1 attempt"]);
+  assert.deepEqual([2, 1, 0].map((n) => O.attemptsText(n, false)),
+    ["2 attempts left", "1 attempt left", "no attempts left"]);
+});

@@ -35,6 +35,7 @@ class CardView:
     back_html: str = ""
     code: str = ""
     code_html: str = ""
+    setup_html: str = ""  # the card's own setup, highlighted (what runs before an order puzzle's lines)
     output: str = ""
     torch_version: str = ""
     answer_text: str = ""
@@ -77,6 +78,8 @@ def card_view(vc: VerifiedCard, deck_tags: list[str]) -> CardView:
     )
     kinds.get(card.kind).view(vc, view)
     view.code_html = highlight(view.code) if view.code else ""
+    setup = "\n".join(s.code.strip() for s in kinds.get(card.kind).setup_shown(card) if s.code.strip())
+    view.setup_html = highlight(setup) if setup else ""
     return view
 
 

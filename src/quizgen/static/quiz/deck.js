@@ -68,30 +68,42 @@
     var answered = S.answer(this.session, card, ok);
     if (!answered) return;
     this.session = answered;
+    card.el.classList.remove("retrying");
     card.el.classList.add("answered");
     (kindOf(card).lock || noop)(card, this);
     showResult(card, ok, reason);
     MODES[this.session.mode].answered(this, card, ok);
   };
 
+  /* A wrong answer to `card` that the learner may try again (`left` says how many tries remain, in
+   * words): show why, keep the answer, explanation and proof hidden, and let the mode offer a way on. */
+  Deck.prototype.retry = function (card, reason, left) {
+    if (this.session.card !== card || this.session.answered) return;
+    card.el.classList.add("retrying");
+    showResult(card, false, reason, left);
+    (MODES[this.session.mode].retrying || noop)(this, card);
+  };
+
   function noop() {}
 
   function reset(card) {
     var el = card.el;
-    el.classList.remove("answered", "right", "wrong");
+    el.classList.remove("answered", "right", "wrong", "retrying");
     $(".result", el).hidden = true;
     $$("button", el).forEach(function (b) { b.disabled = false; b.removeAttribute("aria-pressed"); });
     (kindOf(card).reset || noop)(card);
   }
 
-  function showResult(card, ok, reason) {
+  /* The result, announced with the answer (or, while the learner may try again, with `left`). */
+  function showResult(card, ok, reason, left) {
     var el = card.el, because = $(".reason", el);
+    el.classList.remove("right", "wrong");
     if (ok !== null) el.classList.add(ok ? "right" : "wrong");
     $(".outcome", el).textContent = S.outcome(ok);
     because.textContent = S.sentence(reason);
     because.hidden = !reason;
     $(".result", el).hidden = false;
-    D.announce(S.announcement(ok, reason, D.text($(".answer", el) || $(".back", el))));
+    D.announce(S.announcement(ok, reason, left || D.text($(".answer", el) || $(".back", el))));
   }
 
   /* ---- events: answers go to the card's kind, keys to the kind and then the mode ---- */

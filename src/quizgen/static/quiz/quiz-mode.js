@@ -53,6 +53,12 @@
     ui.next.focus();
   }
 
+  /* A card the learner may try again: "Next card" moves on, and the card counts as missed. */
+  function retrying(deck) {
+    deck.ui.next.textContent = nextLabel(deck.quiz, deck.cards.length);
+    deck.ui.next.hidden = false;
+  }
+
   function finish(deck) {
     deck.clear();
     var quiz = deck.quiz, list = $("#missed");
@@ -78,6 +84,8 @@
 
   function wire(deck) {
     deck.ui.next.addEventListener("click", function () {
+      var card = deck.session.card;
+      if (card && !deck.session.answered) deck.quiz = record(deck.quiz, card.id, false); // left while retrying
       deck.quiz = advance(deck.quiz);
       show(deck, true);
     });
@@ -91,7 +99,7 @@
   var api = {
     start: start, advance: advance, record: record, done: done, right: right, missed: missed, status: status,
     nextLabel: nextLabel, score: score, missedLine: missedLine, summary: summary,
-    mode: { start: begin, answered: answered, wire: wire }
+    mode: { start: begin, answered: answered, retrying: retrying, wire: wire }
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   root.QuizgenQuizMode = api;

@@ -1,7 +1,8 @@
 /* quizgen order cards on a quiz page: "your block" and "unused lines", built by drag and drop, by the
  * Add/Remove buttons, or by keyboard (Enter adds or removes a line, Space picks it up, the arrows move it,
  * Space drops it, Escape puts it back). The moves are order.js's; this file applies them to the page and
- * announces them, writing only textContent. A puzzle whose article has the class "answered" is locked. */
+ * announces them, writing only textContent. A wrong check says why and marks misplaced lines; the learner
+ * tries again until the attempts run out. A puzzle whose article has the class "answered" is locked. */
 (function (root) {
   "use strict";
 
@@ -37,8 +38,18 @@
     (inBlock ? l.block : l.pool).insertBefore(li, after === undefined ? null : lineOf(puzzle, after));
   }
 
+  /* Mark the lines at these items as out of place (none: clear every mark). */
+  function mark(puzzle, misplaced) {
+    $$(".line", puzzle).forEach(function (li) {
+      var out = misplaced.indexOf(item(li)) >= 0;
+      li.classList.toggle("misplaced", out);
+      $(".mark", li).hidden = !out;
+    });
+  }
+
   function update(puzzle) {
     var l = lists(puzzle);
+    mark(puzzle, []); // the block changed: the last check's marks no longer apply
     [l.block, l.pool].forEach(function (list) {
       $(".count", list.closest(".order-part")).textContent = O.count(list.children.length);
     });
@@ -206,9 +217,17 @@
     stage.addEventListener("drop", onDrop);
   }
 
-  /* Every line back among the unused lines, in the page's order. */
+  /* How many checks a puzzle allows: its page's data-attempts, else order.js's default. */
+  function attempts(puzzle) {
+    var n = Number($(".order", puzzle).getAttribute("data-attempts"));
+    return n >= 1 ? Math.floor(n) : O.ATTEMPTS;
+  }
+
+  /* Every line back among the unused lines, in the page's order, and every attempt left. */
   function reset(card) {
     var puzzle = card.el, pool = $(".pool", puzzle);
+    card.left = attempts(puzzle);
+    $(".attempts", puzzle).textContent = O.attemptsText(card.left, true);
     O.reset(items(puzzle)).pool.forEach(function (k) {
       var li = lineOf(puzzle, k);
       li.classList.remove("picked");
@@ -229,7 +248,13 @@
   function click(card, button, deck) {
     if (!button.classList.contains("check-order")) return;
     var verdict = O.verdict(layoutOf(card.el).block, card.judge);
-    deck.finish(card, verdict.ok, verdict.reason);
+    mark(card.el, verdict.misplaced);
+    if (verdict.ok) return deck.finish(card, true, "");
+    card.left -= 1;
+    var left = O.attemptsText(card.left, false);
+    $(".attempts", card.el).textContent = left;
+    if (card.left > 0) deck.retry(card, verdict.reason, left + ".");
+    else deck.finish(card, false, verdict.reason);
   }
 
   /* Keys pressed on a line are the puzzle's, not the page's. */
