@@ -166,6 +166,9 @@ def test_without_namespaces_the_build_says_so_once_and_runs(
     assert result.exit_code == 0, result.output
     assert result.output.count("note: snippets ran without a sandbox") == 1
     assert "note: snippets ran without a sandbox: user namespaces are disabled here" in result.output
+    built = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])  # once in a build too
+    assert built.exit_code == 0, built.output
+    assert built.output.count("snippets ran without a sandbox") == 1
 
 
 def test_sandbox_require_fails_where_it_is_unavailable(

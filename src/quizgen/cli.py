@@ -89,9 +89,8 @@ def _summary(report: Any) -> str:
 def _warn(report: Any) -> None:
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
-    for note in report.notes:
-        if note.startswith("snippets ran without a sandbox"):
-            click.echo(f"note: {note}", err=True)
+    if report.sandbox_off:
+        click.echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

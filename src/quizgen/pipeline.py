@@ -49,7 +49,8 @@ class Report:
     cached: int = 0
     seconds: float = 0.0
     written: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
+    sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
@@ -112,7 +113,7 @@ def check(options: Options) -> Report:
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     plan = _plan(decks, cache)
     plan.problems += load_problems
-    notes: list[str] = []
+    unsandboxed: list[str] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     done = 0
@@ -139,7 +140,7 @@ def check(options: Options) -> Report:
             pool=options.pool,
             sandbox=options.sandbox,
             keep=[options.cards_dir],
-            notes=notes,
+            unsandboxed=unsandboxed,
         )
         plan.outcomes.update(run)
     warnings = loader.in_source_order(plan.warnings)
@@ -150,7 +151,8 @@ def check(options: Options) -> Report:
     ]
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
-    report = Report(verified, len(plan.work), cached, seconds, notes=notes, warnings=warnings)
+    report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
+    report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.settings = project
     return report
 

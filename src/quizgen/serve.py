@@ -57,6 +57,8 @@ def rebuild(options: pipeline.Options, echo: Echo) -> pipeline.Report | None:
         return None
     for warning in report.warnings:
         echo(f"warning: {warning}")
+    if report.sandbox_off:
+        echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
     echo(
         f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
         f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"

@@ -169,12 +169,12 @@ def execute(
     pool: Pool | None = None,
     sandbox: str = "auto",
     keep: Sequence[Path] = (),
-    notes: list[str] | None = None,
+    unsandboxed: list[str] | None = None,
 ) -> dict[str, Outcome]:
     """Run every job; `on_result` is told of each outcome and returns False to stop early.
 
     Without a `pool`, one is started for this call (only when there is work) and closed after.
-    A pool running without the sandbox says why in `notes`.
+    A pool running without the sandbox (where it was not turned off) says why in `unsandboxed`.
     """
     outcomes: dict[str, Outcome] = {}
     if not work:
@@ -186,8 +186,8 @@ def execute(
     active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, keep=keep)
     try:
         active.ready()
-        if active.sandbox_off and notes is not None and sandbox != "off":  # off: the user knows
-            notes.append(f"snippets ran without a sandbox: {active.sandbox_off}")
+        if active.sandbox_off and unsandboxed is not None and sandbox != "off":  # off: the user knows
+            unsandboxed.append(active.sandbox_off)
         results = active.run(work, timeout)
         for key, result in results:
             outcome = Outcome.from_result(result)
