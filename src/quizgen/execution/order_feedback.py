@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from quizgen.execution import order_settings
 from quizgen.execution.order_program import CHECK, Chunk
-from quizgen.execution.protocol import Feedback
+from quizgen.execution.protocol import Feedback, last_line
 
 if TYPE_CHECKING:
     from quizgen.execution.order_runs import Runs
@@ -79,7 +79,7 @@ def _block(runs: Runs, step: Chunk, line: int) -> int:
     """The block of the step whose lines hold file line `line` (the step's first when none does)."""
     for block in step:
         snippet = runs.snippets[block]
-        if snippet["line"] <= line < snippet["line"] + snippet["code"].count("\n") + 1:
+        if snippet["line"] <= line <= last_line(snippet):
             return block
     return step[0]
 

@@ -74,6 +74,11 @@ class SearchJob(TypedDict):
 Job: TypeAlias = RunJob | SearchJob
 
 
+def last_line(snippet: SnippetJob) -> int:
+    """The file line of a snippet's last line (a block scalar's trailing newline starts no line)."""
+    return snippet["line"] + snippet["code"].rstrip("\n").count("\n")
+
+
 def job_snippets(job: Job) -> list[SnippetJob]:
     """Every snippet of a job, in a fixed order (RaisedFrame.snippet indexes it)."""
     found = [*job["setup"], *job.get("cite", {}).values()]

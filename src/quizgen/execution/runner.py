@@ -14,7 +14,16 @@ import warnings
 from quizgen.constants import OUTPUT_LIMIT
 from quizgen.execution import cite, order_search
 from quizgen.execution.describe import describe
-from quizgen.execution.protocol import Answer, Job, Raised, RaisedFrame, Result, RunJob, job_snippets
+from quizgen.execution.protocol import (
+    Answer,
+    Job,
+    Raised,
+    RaisedFrame,
+    Result,
+    RunJob,
+    job_snippets,
+    last_line,
+)
 from quizgen.execution.snippets import (
     SnippetFailed,
     compile_snippet,
@@ -94,9 +103,7 @@ def _exception_answer(exc: BaseException) -> Answer:
 
 def _raised(exc: BaseException, job: Job) -> Raised:
     """The exception's frames in the job's snippets, by place in the job (results are cached by content)."""
-    spans = [
-        (s["path"], s["line"], s["line"] + s["code"].rstrip("\n").count("\n")) for s in job_snippets(job)
-    ]
+    spans = [(s["path"], s["line"], last_line(s)) for s in job_snippets(job)]
     frames: list[RaisedFrame] = []
     for f in traceback.extract_tb(exc.__traceback__):
         at = next(

@@ -15,7 +15,7 @@ from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
 from quizgen.errors import Location, Problem
-from quizgen.execution.protocol import Job, Outcome, SnippetJob
+from quizgen.execution.protocol import Job, Outcome, SnippetJob, last_line
 from quizgen.render.present import CardView
 
 
@@ -101,12 +101,7 @@ def raised_problem(card: Card, outcome: Outcome, fields: dict[str, Snippet | Non
 
 def snippet_lines(*snippets: Snippet | None) -> set[tuple[str, int]]:
     """(file, line) of every line of the snippets: where an exception may come from."""
-    return {
-        (s.path, s.line + k)
-        for s in snippets
-        if s is not None
-        for k in range(s.code.rstrip("\n").count("\n") + 1)
-    }
+    return {(s.path, n) for s in snippets if s is not None for n in range(s.line, last_line(s.to_job()) + 1)}
 
 
 def setup_jobs(deck: Deck, *extra: Snippet | None) -> list[SnippetJob]:
