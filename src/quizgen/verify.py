@@ -39,8 +39,7 @@ def bind_prose(card: Card, outcome: Outcome | None) -> Card:
     """The card with every `{{placeholder}}` in its text replaced by what execution computed."""
     values = kinds.get(card.kind).cited(card, outcome) if outcome is not None and outcome.ok else {}
     bound = copy.copy(card)
-    for name, spec in schema.card_fields(card.kind).items():
-        text = getattr(card, name, None)
-        if spec.type == "markdown" and isinstance(text, str) and "{{" in text:
+    for name, text in schema.text_fields(card).items():
+        if "{{" in text:
             setattr(bound, name, prose.fill(text, values))
     return bound

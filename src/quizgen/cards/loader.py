@@ -360,10 +360,7 @@ def _check_placeholders(card: Card, problems: list[Problem]) -> None:
         problems.append(Problem(card.at("cite"), f"cite name '{name}' is taken: {{{{{name}}}}} is built in"))
     if card.cite and not kind.runs(card):
         problems.append(Problem(card.at("cite"), "cite needs code to run, and this card has none"))
-    for field, spec in schema.card_fields(card.kind).items():
-        text = getattr(card, field, "")
-        if spec.type != "markdown" or not isinstance(text, str):
-            continue
+    for field, text in schema.text_fields(card).items():
         for used in prose.names(text):
             if used not in allowed:
                 can = ", ".join(f"{{{{{n}}}}}" for n in sorted(allowed)) or "nothing: it runs no code"

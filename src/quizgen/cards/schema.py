@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from quizgen.cards.model import Card
 from quizgen.constants import REPEAT_MAX, REPEAT_MIN
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -45,6 +46,16 @@ def card_fields(kind: str) -> dict[str, Field]:
     from quizgen import kinds
 
     return {**COMMON_FIELDS, **kinds.get(kind).fields}
+
+
+def text_fields(card: Card) -> dict[str, str]:
+    """The card's Markdown text by field name: what `{{placeholders}}` may stand in."""
+    texts = {}
+    for name, f in card_fields(card.kind).items():
+        text = getattr(card, name, None)
+        if f.type == "markdown" and isinstance(text, str):
+            texts[name] = text
+    return texts
 
 
 def _type_schema(f: Field) -> dict[str, Any]:
