@@ -7,6 +7,7 @@ from pathlib import Path
 
 from quizgen.cards import loader
 from quizgen.execution.order_program import Orders, Program, shape
+from quizgen.execution.order_feedback import look_alike
 from quizgen.execution.order_search import candidate_orders, dependencies, distractor_variants, relax
 from quizgen.kinds.order import partial_order
 
@@ -16,6 +17,29 @@ STEP = ["opt.zero_grad()", "loss = model(x).sum()", "loss.backward()", "opt.step
 def test_dependencies_follow_names_bound_in_the_block() -> None:
     before = dependencies(STEP, predefined={"opt", "model", "x"})
     assert before == {0: set(), 1: set(), 2: {1}, 3: set()}
+
+
+def test_a_block_reading_what_it_bound_itself_depends_on_no_other_block() -> None:
+    # Two micro-batches, each `loss = ...` then `loss.backward()`: either may come first.
+    first = "loss = f(x1)\nloss.backward()"
+    second = "loss = f(x2)\nloss.backward()"
+    assert dependencies([first, second], set()) == {0: set(), 1: set()}
+    # A read before the block's own binding (or under a condition) still depends on the other block.
+    assert dependencies(["loss = f(x1)", "loss.backward()\nloss = f(x2)"], set()) == {0: set(), 1: {0}}
+    assert dependencies(["loss = f(x1)", "if c:\n    loss = f(x2)\nloss.backward()"], set()) == {
+        0: set(),
+        1: {0},
+    }
+
+
+def test_a_distractor_resembles_the_block_holding_the_line_it_imitates() -> None:
+    codes = (
+        "loss = mse(model(x), y)",
+        "with torch.no_grad():\n    val = mse(model(xv), yv)",
+        "val = mse(model(xv), yv)",
+    )
+    assert look_alike(codes, 2, 2) == 1
+    assert look_alike(("a = 1", "b = 2", "b = 3"), 2, 2) == 1
 
 
 def test_names_from_setup_are_no_constraint() -> None:

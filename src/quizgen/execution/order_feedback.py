@@ -27,9 +27,16 @@ MAX_VALUES = 4
 
 
 def look_alike(codes: tuple[str, ...], lines: int, distractor: int) -> int:
-    """The line a distractor most resembles (the first of equals)."""
+    """The block a distractor most resembles (the first of equals): as a whole, or by one of its lines,
+    since a distractor often imitates one line of a multi-line block (the block's statement without
+    the `with` around it)."""
     text = codes[distractor].strip()
-    ratios = [difflib.SequenceMatcher(None, text, codes[i].strip()).ratio() for i in range(lines)]
+
+    def likeness(code: str) -> float:
+        parts = [code.strip(), *(line.strip() for line in code.splitlines() if line.strip())]
+        return max(difflib.SequenceMatcher(None, text, part).ratio() for part in parts)
+
+    ratios = [likeness(codes[i]) for i in range(lines)]
     return ratios.index(max(ratios))
 
 

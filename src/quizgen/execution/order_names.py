@@ -37,12 +37,12 @@ def names(source: str) -> Names:
     deferred: set[str] = set()
     kills: set[str] = set()
     for stmt in tree.body:
-        kills |= _binds(stmt)
+        kills |= always_binds(stmt)
     _collect(tree, reads, deferred, False)
     return Names(frozenset(reads), frozenset(kills), frozenset(deferred))
 
 
-def _binds(stmt: ast.stmt) -> set[str]:
+def always_binds(stmt: ast.stmt) -> set[str]:
     """Names a top-level statement always binds when it completes."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {stmt.name}

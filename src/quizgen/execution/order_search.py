@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterator, Sequence
 from types import CodeType
 
+from quizgen.execution.order_names import always_binds
 from quizgen.execution.order_program import Program
 from quizgen.execution.protocol import Result, SearchJob
 
@@ -74,7 +75,7 @@ def dependencies(lines: Sequence[str], predefined: set[str]) -> dict[int, set[in
     A name that setup already defines is no constraint: reading it early sees the old value,
     which the check may or may not accept.
     """
-    names = [_scoped_names(ast.parse(line)) for line in lines]
+    names = [_block_names(line) for line in lines]
     before: dict[int, set[int]] = {i: set() for i in range(len(lines))}
     for i, (reads, _) in enumerate(names):
         for name in reads - predefined:
@@ -82,6 +83,20 @@ def dependencies(lines: Sequence[str], predefined: set[str]) -> dict[int, set[in
                 if j != i and name in binds:
                     before[i].add(j)
     return before
+
+
+def _block_names(code: str) -> tuple[set[str], set[str]]:
+    """`_scoped_names` of a block, statement by statement: a name read after an earlier statement of
+    the same block always bound it (`loss = ...` then `loss.backward()`) reads the block's own value."""
+    reads: set[str] = set()
+    binds: set[str] = set()
+    bound: set[str] = set()
+    for stmt in ast.parse(code).body:
+        stmt_reads, stmt_binds = _scoped_names(stmt)
+        reads |= stmt_reads - bound
+        binds |= stmt_binds
+        bound |= always_binds(stmt)
+    return reads, binds
 
 
 def relax(before: dict[int, set[int]], given: Sequence[int]) -> dict[int, set[int]]:
