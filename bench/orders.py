@@ -1,9 +1,11 @@
 """Benchmark the order search: the fast search against the plain one, on one warm process.
 
-    python bench/orders.py [--only NAME ...] [--random 200] [--seed 0] [--no-plain] [--snapshots]
+    python bench/orders.py [--only NAME ...] [--random 200] [--seed 0] [--no-plain] [--snapshots] [--jobs 2]
 
 Each puzzle is searched in this process after torch is warm, as one worker does; figures are CPU
-seconds (time.process_time), so other load on the machine counts less. `--random N` also searches N
+seconds (time.process_time), so other load on the machine counts less. `--jobs N` also runs each
+puzzle through a warm worker pool of 1 and of N workers (a big search is split across them) and gives
+the wall-clock seconds of both (load on the machine counts fully there). `--random N` also searches N
 random small puzzles both ways and counts those whose results differ (the test suite's equivalence
 check, tests/test_order_search_fast.py, runs 200 of them).
 """
@@ -163,6 +165,23 @@ def snapshots(repeat: int = 200) -> None:
     print(f"  fingerprint                  {timed(lambda: capture(ns, live, shared, copy=False)):8.3f}")
 
 
+def pooled(names: list[str], jobs: int) -> dict[str, float]:
+    """Wall-clock seconds of each puzzle's search through a warm pool of `jobs` workers."""
+    import time
+
+    from quizgen.execution.pool import Pool
+
+    seconds = {}
+    with Pool(jobs) as pool:
+        pool.ready()
+        for name in names:
+            start = time.perf_counter()
+            [(_, result)] = pool.run({name: PUZZLES[name]}, timeout=120)
+            seconds[name] = time.perf_counter() - start
+            assert result["ok"], result
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -172,15 +191,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-plain", action="store_true", help="time the fast search only")
     parser.add_argument("--snapshots", action="store_true", help="also time a fork against a copy")
+    parser.add_argument("--jobs", type=int, default=0, help="also time -j 1 and -j N through a pool")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    names = [n for n in PUZZLES if args.only is None or any(word in n for word in args.only)]
+    if args.jobs:
+        alone, split = pooled(names, 1), pooled(names, args.jobs)
+        print(f"{'puzzle (wall-clock s through a warm pool)':<50} {'-j 1':>8} {f'-j {args.jobs}':>8}")
+        for name in names:
+            print(f"{name:<50} {alone[name]:8.2f} {split[name]:8.2f}")
     warm()
     if args.snapshots:
         snapshots()
     print(f"{'puzzle':<50} {'candidates':>10} {'accepted':>8} {'fast s':>8} {'plain s':>8}")
-    for name, puzzle in PUZZLES.items():
-        if args.only is not None and not any(word in name for word in args.only):
-            continue
+    for name in names:
+        puzzle = PUZZLES[name]
         fast, fast_s = search(puzzle, fast=True)
         plain_s = "-"
         if not args.no_plain:

@@ -1,16 +1,24 @@
-"""Benchmark `quizgen check` against the floor: one process importing torch once and running every snippet.
+"""Benchmark quizgen against the floor: one process importing torch once and running every snippet.
 
-    python bench/run.py [--cards 200] [--repeat 3]
+    python bench/run.py [--cards 200,2000] [--repeat 3] [--src DIR] [--no-page]
 
-Generates N value cards with realistic gradient snippets in a temporary project, then measures in
-one run: a cold `quizgen check`, a rerun with nothing changed, a rerun with one card edited, the floor
-(one interpreter: import torch, execute every snippet) and the floor for a single card. Each figure is
-the median of --repeat runs; the report gives ratios against the floors measured in the same run.
+For each size, generates N value cards with realistic gradient snippets in a temporary project (decks of
+at most 2000 cards: a card file holds at most 1 MiB), then measures in one run:
+
+- check and build, each cold (empty cache), unchanged, and with one card edited;
+- the floor (one interpreter: import torch, execute every snippet) and the floor for one card;
+- the largest deck page's time to its first question in Chromium (Playwright, /usr/bin/chromium);
+- peak RSS of the quizgen process and of its worker pool (the largest process it waited for).
+
+Each figure is the median of --repeat runs; ratios are against figures of the same run. --src runs
+another quizgen source tree (e.g. one exported from git) for a before/after comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -45,6 +53,9 @@ TEMPLATES = [
     ),
 ]
 SETUP = "import torch\n"
+DECK_SIZE = 2000  # cards per card file: 2000 bench cards are about 0.5 MiB and 22,000 YAML nodes
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 
 
 def make_cards(n: int) -> list[dict]:
@@ -64,74 +75,192 @@ def make_cards(n: int) -> list[dict]:
     return cards
 
 
-def write_project(root: Path, cards: list[dict]) -> None:
+def deck_files(root: Path, n_cards: int) -> list[Path]:
+    count = -(-n_cards // DECK_SIZE)
+    return [root / "cards" / f"bench-{d + 1}.yaml" for d in range(count)]
+
+
+def write_project(root: Path, cards: list[dict], only: int | None = None) -> None:
+    """The card files (all, or only the `only`-th): decks of DECK_SIZE cards."""
     (root / "cards").mkdir(parents=True, exist_ok=True)
-    deck = {"deck": "Bench", "setup": SETUP, "cards": cards}
-    (root / "cards" / "bench.yaml").write_text(yaml.safe_dump(deck, sort_keys=False))
+    files = deck_files(root, len(cards))
+    for d, path in enumerate(files):
+        if only is None or d == only:
+            name = "Bench" if len(files) == 1 else f"Bench {d + 1}"
+            deck = {"deck": name, "setup": SETUP, "cards": cards[d * DECK_SIZE : (d + 1) * DECK_SIZE]}
+            path.write_text(yaml.safe_dump(deck, sort_keys=False))
 
 
 FLOOR = """
-import sys, time, yaml
-deck = yaml.safe_load(open(sys.argv[1]))
+import sys, yaml
+decks = [yaml.safe_load(open(path)) for path in sys.argv[2:]]
 import torch
 torch.set_num_threads(1)
-for card in deck["cards"][: int(sys.argv[2])]:
+cards = [(deck["setup"], card) for deck in decks for card in deck["cards"]]
+for setup, card in cards[: int(sys.argv[1])]:
     torch.manual_seed(0)
     ns = {}
-    exec(deck["setup"], ns)
+    exec(setup, ns)
     exec(card["code"], ns)
     eval(card["answer_expr"], ns)
 """
 
+# quizgen as it runs from the command line, telling the peak RSS of itself and of what it waited for,
+# and the CPU time of both (steadier than wall time on a shared machine).
+MEASURED = """
+import atexit, json, os, resource, runpy, sys
+def tell():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    with open(os.environ["BENCH_RSS"], "w") as f:
+        json.dump({"parent": me.ru_maxrss, "pool": kids.ru_maxrss, "cpu": cpu}, f)
+atexit.register(tell)
+sys.argv = ["quizgen", *sys.argv[1:]]
+runpy.run_module("quizgen", run_name="__main__")
+"""
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
-    return elapsed
+
+class Runner:
+    """Runs commands in the project, timing them and keeping the peak RSS of the last quizgen run."""
+
+    def __init__(self, root: Path, src: Path | None) -> None:
+        self.root = root
+        self.env = dict(os.environ)
+        if src is not None:
+            self.env["PYTHONPATH"] = str(src)
+        self.rss_file = root / "rss.json"
+        self.env["BENCH_RSS"] = str(self.rss_file)
+        self.rss: dict[str, int] = {"parent": 0, "pool": 0}
+        self.cpu = 0.0  # of the last quizgen run
+
+    def timed(self, cmd: list[str]) -> float:
+        start = time.perf_counter()
+        result = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, env=self.env)
+        elapsed = time.perf_counter() - start
+        if result.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{result.stdout}{result.stderr}")
+        return elapsed
+
+    def quizgen(self, command: str) -> float:
+        elapsed = self.timed([sys.executable, "-c", MEASURED, command])
+        rss = json.loads(self.rss_file.read_text())
+        self.rss = {k: max(self.rss[k], rss[k]) for k in self.rss}
+        self.cpu = rss["cpu"]
+        return elapsed
+
+    def floor(self, cards: int, files: list[Path]) -> float:
+        return self.timed([sys.executable, "-c", FLOOR, str(cards), *map(str, files)])
+
+
+def first_question(page_file: Path) -> float:
+    """Seconds from asking Chromium for the deck page to its first question being visible."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto("about:blank")
+            start = time.perf_counter()
+            page.goto(page_file.as_uri(), wait_until="commit")
+            page.wait_for_selector("article.card:visible .card-title", timeout=120_000)
+            return time.perf_counter() - start
+        finally:
+            browser.close()
+
+
+def measure(n: int, repeat: int, src: Path | None, page: bool) -> dict[str, float]:
+    root = Path(tempfile.mkdtemp(prefix=f"quizgen-bench-{n}-"))
+    cards = make_cards(n)
+    write_project(root, cards)
+    files = deck_files(root, n)
+    run = Runner(root, src)
+    results: dict[str, list[float]] = {}
+
+    def note(key: str, value: float) -> None:
+        results.setdefault(key, []).append(value)
+
+    try:
+        for r in range(repeat):
+            for command in ("check", "build"):
+                shutil.rmtree(root / "build", ignore_errors=True)
+                (root / "cards" / "quizgen.lock").unlink(missing_ok=True)
+                note(f"{command} cold", run.quizgen(command))
+                note(f"{command} unchanged", run.quizgen(command))
+                note(f"{command} unchanged cpu", run.cpu)
+                cards[0]["code"] += f"w_extra_{command}_{r} = 1\n"
+                write_project(root, cards, only=0)
+                note(f"{command} edited", run.quizgen(command))
+            if page:
+                note("page", first_question(root / "build" / "quiz" / "decks" / f"{_slug(files)}.html"))
+            note("floor", run.floor(n, files))
+            note("floor1", run.floor(1, files))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    out = {k: statistics.median(v) for k, v in results.items()}
+    out["rss parent"], out["rss pool"] = run.rss["parent"] / 1024, run.rss["pool"] / 1024
+    return out
+
+
+def _slug(files: list[Path]) -> str:
+    return "bench" if len(files) == 1 else "bench-1"
+
+
+def _edited(m: dict[str, float]) -> float:
+    return m["check edited"] / (m["floor1"] + 0.3)
+
+
+ROWS = [
+    # (label, how to compute from a size's figures, format)
+    ("floor: one process, import torch, run every snippet (s)", lambda m: m["floor"], "{:.2f}"),
+    ("floor for one card (s)", lambda m: m["floor1"], "{:.2f}"),
+    ("check, cold (s)", lambda m: m["check cold"], "{:.2f}"),
+    ("check, nothing changed (s)", lambda m: m["check unchanged"], "{:.2f}"),
+    ("check, one card edited (s)", lambda m: m["check edited"], "{:.2f}"),
+    ("build, cold (s)", lambda m: m["build cold"], "{:.2f}"),
+    ("build, nothing changed (s)", lambda m: m["build unchanged"], "{:.2f}"),
+    ("build, one card edited (s)", lambda m: m["build edited"], "{:.2f}"),
+    ("check, nothing changed: CPU time (s)", lambda m: m["check unchanged cpu"], "{:.2f}"),
+    ("build, nothing changed: CPU time (s)", lambda m: m["build unchanged cpu"], "{:.2f}"),
+    ("deck page: first question in Chromium (s)", lambda m: m.get("page", float("nan")), "{:.2f}"),
+    ("peak RSS, quizgen process (MB)", lambda m: m["rss parent"], "{:.0f}"),
+    ("peak RSS, worker pool (MB)", lambda m: m["rss pool"], "{:.0f}"),
+    ("cold check / floor (target <= 1.0)", lambda m: m["check cold"] / m["floor"], "{:.2f}x"),
+    ("cold build / cold check (target <= 1.3)", lambda m: m["build cold"] / m["check cold"], "{:.2f}x"),
+    (
+        "edited check / (floor for one + 0.3 s) (<= 1.0)",
+        lambda m: m["check edited"] / (m["floor1"] + 0.3),
+        "{:.2f}x",
+    ),
+]
+
+
+def table(sizes: list[int], figures: dict[int, dict[str, float]], repeat: int) -> str:
+    width = max(len(label) for label, _, _ in ROWS)
+    head = f"{'value cards (median of ' + str(repeat) + ')':<{width}} " + " ".join(f"{n:>9,}" for n in sizes)
+    lines = [head, "-" * len(head)]
+    for label, value, fmt in ROWS:
+        cells = " ".join(f"{fmt.format(value(figures[n])):>9}" for n in sizes)
+        lines.append(f"{label:<{width}} {cells}")
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--cards", type=int, default=200)
+    parser.add_argument("--cards", default="200,2000", help="sizes, comma-separated (e.g. 200,2000,10000)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--src", type=Path, help="the quizgen source tree to run (default: the installed)")
+    parser.add_argument("--no-page", action="store_true", help="skip the Chromium measurement")
     args = parser.parse_args()
-    quizgen = [sys.executable, "-m", "quizgen", "check"]
-    root = Path(tempfile.mkdtemp(prefix="quizgen-bench-"))
-    cards = make_cards(args.cards)
-    write_project(root, cards)
-    deck_file = str(root / "cards" / "bench.yaml")
-    results: dict[str, list[float]] = {k: [] for k in ("cold", "unchanged", "edited", "floor", "floor1")}
-    try:
-        for r in range(args.repeat):
-            shutil.rmtree(root / "build", ignore_errors=True)
-            results["cold"].append(timed(quizgen, root))
-            results["unchanged"].append(timed(quizgen, root))
-            cards[0]["code"] += f"w_extra_{r} = 1\n"
-            write_project(root, cards)
-            results["edited"].append(timed(quizgen, root))
-            results["floor"].append(timed([sys.executable, "-c", FLOOR, deck_file, str(args.cards)], root))
-            results["floor1"].append(timed([sys.executable, "-c", FLOOR, deck_file, "1"], root))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    med = {k: statistics.median(v) for k, v in results.items()}
-    print(f"{args.cards} value cards, median of {args.repeat} runs (seconds)")
-    for key, label in [
-        ("floor", "floor: one process, import torch, run every snippet"),
-        ("floor1", "floor for one card"),
-        ("cold", "quizgen check, cold"),
-        ("unchanged", "quizgen check, nothing changed"),
-        ("edited", "quizgen check, one card edited"),
-    ]:
-        print(f"  {label:<55} {med[key]:7.2f}")
-    print(f"cold / floor                      = {med['cold'] / med['floor']:.2f}x   (target <= 1.0)")
-    print(f"unchanged                         = {med['unchanged']:.2f} s  (target <= 0.5 s)")
+    sizes = [int(s) for s in args.cards.split(",")]
+    load = os.getloadavg()
+    figures = {n: measure(n, args.repeat, args.src, not args.no_page) for n in sizes}
+    print(table(sizes, figures, args.repeat))
+    after = os.getloadavg()
     print(
-        f"edited / (floor for one + 0.3 s)  = {med['edited'] / (med['floor1'] + 0.3):.2f}x   (target <= 1.0)"
+        f"load average (1 and 5 min) before {load[0]:.2f} {load[1]:.2f}, after {after[0]:.2f} {after[1]:.2f}"
     )
 
 

@@ -119,23 +119,40 @@ def _random_lines(rng: random.Random) -> list[str]:
     return lines
 
 
-def _check_for(lines: list[str], repeat: int) -> str | None:
+def random_loop_puzzle(rng: random.Random) -> SearchJob:
+    """A random puzzle with indentation: a few lines, a loop (or an `if`) holding some of them, and
+    lines after it; its check holds for the order as written."""
+    while True:
+        lines = _random_lines(rng)
+        head = rng.choice(["for k in range(2):", "for k in range(rng_n):", "if i0 > 1:"])
+        start = rng.randint(0, max(0, len(lines) - 2))
+        levels = [0] * start + [0] + [1] * (len(lines) - start)
+        lines = [*lines[:start], head, *lines[start:]]
+        if rng.random() < 0.5 and len(lines) - start > 2:  # a line after the loop
+            levels[-1] = 0
+        check = _check_for(lines, 1, levels)
+        if check is not None:
+            return job(_SETUP + "rng_n = 2\n", lines, check, levels=levels)
+
+
+def _check_for(lines: list[str], repeat: int, levels: list[int] | None = None) -> str | None:
     """Asserts of every variable's value after the order as written (None when that order raises)."""
     import torch
 
     torch.manual_seed(0)
     ns: dict[str, Any] = {}
+    levels = levels or [0] * len(lines)
+    program = "\n".join("    " * level + line for line, level in zip(lines, levels, strict=True))
     try:
-        exec("import torch\n" + _SETUP, ns)
+        exec("import torch\n" + _SETUP + "rng_n = 2\n", ns)
         for _ in range(repeat):
-            for line in lines:
-                exec(line, ns)
+            exec(program, ns)
     except Exception:
         return None
     asserts = []
     for name, value in sorted(ns.items()):
         if isinstance(value, torch.Tensor) and value.grad_fn is None:
             asserts.append(f"assert {name}.tolist() == {value.tolist()!r}")
-        elif not name.startswith("_") and isinstance(value, (int, list)):
+        elif not name.startswith("_") and name != "rng_n" and isinstance(value, (int, list)):
             asserts.append(f"assert {name} == {value!r}")
     return "\n".join(asserts) + "\n"

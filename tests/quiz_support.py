@@ -237,8 +237,14 @@ def overflowing(page: Any) -> list[str]:
         """() => {
           const out = [], root = document.documentElement, width = root.clientWidth;
           if (root.scrollWidth > width) out.push(`page scrollWidth ${root.scrollWidth} > ${width}`);
+          // What a block that scrolls sideways (code) holds is inside the screen, whatever its own box.
+          const scrolled = (e) => {
+            for (let p = e.parentElement; p && p !== document.body; p = p.parentElement)
+              if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+            return false;
+          };
           for (const el of document.body.querySelectorAll('*')) {
-            if (el.closest('.visually-hidden, [hidden]')) continue;
+            if (el.closest('.visually-hidden, [hidden]') || scrolled(el)) continue;
             const box = el.getBoundingClientRect();
             if (box.width && (box.right > width + 0.5 || box.left < -0.5))
               out.push(`${el.tagName.toLowerCase()}.${el.className} spans ${box.left}..${box.right}`);

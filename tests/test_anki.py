@@ -75,6 +75,9 @@ def test_import_puts_every_card_in_its_deck_with_its_tags(
         assert [name for name, _ in col.decks.children(parent["id"])] == ["Sample::Gradients::Tricky"]
 
 
+PLAIN_PYTHON = ("basic-why-accumulate", "value-braces")  # their code uses no torch: they do not claim it
+
+
 def test_every_card_renders_question_and_answer(anki_build: pipeline.Report, tmp_path: Path) -> None:
     expected_back = {
         "value-two-steps": ["8.0", "Gradients add up", "verified with torch"],
@@ -82,7 +85,7 @@ def test_every_card_renders_question_and_answer(anki_build: pipeline.Report, tmp
         "value-shape": ["torch.Size([2, 3])"],
         "value-raises": ["raises RuntimeError"],
         "myth-zero-grad-zeros": ["The claim is False", "sets them to None", "assert w.grad is None"],
-        "order-train-step": ["Accepted orders", "E B A C", "B E A C", "B A C E"],
+        "order-train-step": ["The answer, as code", "may also go after line 2 or 4", "3 accepted"],
         "basic-why-accumulate": ["micro-batches", 'print("accumulate")', "accumulate"],
         "value-braces": ["{'{{a}}': {'b': [1, 2]}}", "Braces {{ }} are text: {{FrontSide}}."],
         "value-list": ["tensor([2., 4., 6.])"],
@@ -98,8 +101,8 @@ def test_every_card_renders_question_and_answer(anki_build: pipeline.Report, tmp
             for snippet in expected_back[card_id]:
                 assert snippet in answer, f"{card_id}: {snippet!r} not on the back"
             assert not card.question_av_tags() and not card.answer_av_tags(), "no [sound:] was played"
-            if "torch" in answer:
-                assert re.search(r"verified with torch \d+\.\d+\b", answer), card_id
+            verified = re.search(r"verified with torch \d+\.\d+\b", answer) is not None
+            assert verified == (card_id not in PLAIN_PYTHON), card_id
 
 
 def test_braces_and_sound_tags_stay_text(anki_build: pipeline.Report, tmp_path: Path) -> None:

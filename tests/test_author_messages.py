@@ -42,6 +42,49 @@ def value_card(code: str, answer: str) -> str:
             "gives a float32 tensor of shape [2]",
         ),
         ("x = 8.0", "5.0", "declared answer 5.0 but execution gives 8.0"),  # simply another number
+        (
+            "x = torch.tensor(0.9)",
+            '"0.9"',
+            "declared answer '0.9' but execution gives tensor(0.9): a string was declared, execution gives "
+            "a float32 tensor of shape []: write 0.9 without quotes",
+        ),
+        (
+            "x = torch.tensor(True)",
+            '"True"',
+            "declared answer 'True' but execution gives tensor(True): a string was declared, execution gives "
+            "a bool tensor of shape []: write true without quotes",
+        ),
+        (
+            "x = torch.tensor([1.0, 2.0])",
+            "[1.0, 2.01]",
+            "declared answer [1.0, 2.01] but execution gives tensor([1., 2.]): element 1: |2.01 - 2| = 0.01 "
+            "is more than the tolerance allows (atol 1e-06 + rtol 0.001 x |2| = 0.002): declare the computed "
+            "value, or set `tolerance: {rtol: ..., atol: ...}` if the difference is noise",
+        ),
+        (
+            "x = torch.tensor([1.0, 2.0])",
+            "[[1.0], [2.0]]",
+            "declared answer [[1.0], [2.0]] but execution gives tensor([1., 2.]): a nested list of shape "
+            "[2, 1] was declared, execution gives a float32 tensor of shape [2]",
+        ),
+        (
+            "x = torch.tensor([1.0, 2.0])",
+            '"tensor([1., 2., 3.])"',
+            "declared answer 'tensor([1., 2., 3.])' but execution gives tensor([1., 2.]): the string is read "
+            "as a learner's typed answer: expected 2 numbers",
+        ),
+        (
+            "x = 2 + 4j",
+            "2",
+            "declared answer 2 but execution gives (2+4j): a number was declared, execution gives a complex "
+            'number: YAML has no complex numbers, quote one (answer: "2+4j")',
+        ),
+        (
+            "x = torch.ones(2, 3).shape",
+            "6",
+            "declared answer 6 but execution gives torch.Size([2, 3]): a number was declared, execution "
+            "gives a torch.Size: declare a shape as {shape: [2, 3]}",
+        ),
     ],
 )
 def test_a_mismatch_says_what_was_declared_what_ran_and_what_to_write(

@@ -30,7 +30,7 @@ def test_sample_deck_verifies(project: Callable[..., Path], options: Callable[..
     root = project({"sample.yaml": SAMPLE_DECK})
     report = pipeline.check(options(root))
     answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
-    assert answers["value-two-steps"] == {"type": "float", "value": 8.0, "display": "8.0"}
+    assert answers["value-two-steps"] == {"type": "float", "value": 8.0, "display": "8.0", "dtype": "float32"}
     assert answers["value-grad-none"] == {"type": "none", "value": None, "display": "None"}
     assert answers["value-shape"] == {"type": "shape", "value": [2, 3], "display": "torch.Size([2, 3])"}
     raised = answers["value-raises"]

@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 
 from quizgen.cards import loader
-from quizgen.execution.order_program import Orders, Program, shape
 from quizgen.execution.order_feedback import look_alike
+from quizgen.execution.order_program import Orders, Program, shape
 from quizgen.execution.order_search import candidate_orders, dependencies, distractor_variants, relax
 from quizgen.kinds.order import partial_order
 

@@ -126,7 +126,7 @@ def test_every_kind_answered_right(tab: Tab, built: pipeline.Report) -> None:
     page.click(f"#card-{ORDER} .check-order")
     result = result_of(page, ORDER)
     assert result["outcome"] == "Right"
-    assert "Accepted orders:" in result["text"]
+    assert "The answer, as code" in result["text"]
     next_card(page)
 
     page.click("#card-basic-why-accumulate .reveal")
@@ -163,14 +163,14 @@ def test_every_kind_answered_wrong(tab: Tab) -> None:
     assert result["outcome"] == "Not right"
     # What the build saw the distractor do, and two more tries before the answer.
     assert f"With `{DISTRACTOR}` instead of `{LOSS}`: `{BACKWARD}` raises NameError" in result["text"]
-    assert "Accepted order" not in result["text"]
+    assert "The answer, as code" not in result["text"]
     assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
     for left in ["1 attempt left", "no attempts left"]:
         page.click(f"#card-{ORDER} .check-order")
         expect(page.locator(f"#card-{ORDER} .attempts")).to_have_text(left)
     result = result_of(page, ORDER)
     assert result["outcome"] == "Not right"
-    assert "Accepted orders:" in result["text"]
+    assert "The answer, as code" in result["text"]
     # Answered: the lines are locked.
     assert page.locator(f"#card-{ORDER} .toggle:disabled").count() == 5
     next_card(page)
@@ -198,7 +198,7 @@ def test_a_wrong_order_says_why_and_may_be_tried_again(tab: Tab) -> None:
     assert result["outcome"] == "Not right"
     assert f"With `{STEP}` before `{BACKWARD}`, the check fails: `assert torch.allclose(" in result["text"]
     assert "model.weight = tensor(" in result["text"]
-    assert "Accepted order" not in result["text"]  # the answer waits for the last attempt
+    assert "The answer, as code" not in result["text"]  # the answer waits for the last attempt
     assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
     expect(page.locator("#announcer")).to_contain_text("2 attempts left.")
     assert not card.get_attribute("class").count("answered")
@@ -221,7 +221,7 @@ def test_a_wrong_order_says_why_and_may_be_tried_again(tab: Tab) -> None:
     assert card.locator(".line.misplaced").count() == 0
     add_lines(page, [STEP])
     result = check_order(page)
-    assert (result["outcome"], "Accepted orders:" in result["text"]) == ("Right", True)
+    assert (result["outcome"], "The answer, as code" in result["text"]) == ("Right", True)
     next_card(page)
     assert score_after_the_last_card(page, knew=True) == "You got 2 of 7 right."  # right on a later try
 

@@ -8,6 +8,7 @@ import math
 import re
 from typing import Any
 
+from quizgen import display, spellings
 from quizgen.cards.model import Tolerance
 from quizgen.execution.protocol import JSON, Answer
 
@@ -51,8 +52,18 @@ def _scalar_of(computed: Answer) -> Any:
 _NO = object()
 
 
+def _yaml_scalar(computed: Answer) -> bool:
+    """Whether YAML writes this answer as a scalar of its own type (a number, true/false, null), so that
+    a quoted declaration of it is a slip."""
+    type_ = computed["type"]
+    if type_ == "tensor":
+        return computed.get("shape") == [] and not str(computed.get("dtype", "")).startswith("complex")
+    return type_ in ("none", "bool", "int", "float")
+
+
 def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
-    """Whether an author's declared answer agrees with the executed value."""
+    """Whether an author's declared answer agrees with the executed value: the spellings learners may
+    type (quizgen.spellings), with YAML's numbers, booleans, null and lists for what YAML can write."""
     type_, value = computed["type"], computed.get("value")
     if isinstance(declared, dict):
         if "raises" in declared:
@@ -68,30 +79,17 @@ def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
         return False
     if type_ == "exception":
         return False
-    if declared is None:
-        return type_ == "none"
-    if isinstance(declared, bool):
-        if type_ == "tensor" and computed.get("dtype") == "bool":
-            return _scalar_of(computed) is declared
-        return type_ == "bool" and value is declared
-    if isinstance(declared, (int, float)):
-        if type_ in ("int", "float"):
-            return close(declared, value, tol)
-        if type_ == "tensor" and computed.get("dtype") != "bool":
-            scalar = _scalar_of(computed)
-            return scalar is not _NO and close(declared, scalar, tol)
-        return False
-    if isinstance(declared, list):
-        if type_ in ("tensor", "list") and computed.get("dtype") != "bool":
-            return close(declared, value, tol)
-        if type_ == "tensor":
-            return declared == value
-        return type_ == "shape" and declared == value
     if isinstance(declared, str):
-        if type_ == "dtype":
-            return declared in (value, str(value).removeprefix("torch."))
-        return type_ in ("str", "repr") and declared == value
-    return False
+        # A quoted number, boolean or null is a slip that mismatch_hint names, not a spelling.
+        return not _yaml_scalar(computed) and spellings.judge(declared, computed, tol)[0]
+    if type_ == "shape":
+        return isinstance(declared, list) and all(type(d) is int for d in declared) and declared == value
+    tree = spellings.from_declared(declared)
+    if tree is None or type_ in ("str", "dtype", "repr"):
+        return False
+    if type_ in ("none", "bool"):
+        return tree == spellings.from_declared(value)
+    return spellings.agree(tree, computed, tol)[0]
 
 
 def show_declared(declared: JSON) -> str:
@@ -112,53 +110,109 @@ def show(computed: Answer) -> str:
 
 
 def _declared_kind(declared: JSON) -> str:
-    if isinstance(declared, dict):
-        return "an exception" if "raises" in declared else "a shape"
-    if isinstance(declared, bool):
-        return "a boolean"
-    if isinstance(declared, (int, float)):
-        return "a number"
-    if isinstance(declared, str):
-        return "a string"
-    if isinstance(declared, list):
-        return "a list"
-    return "null"
+    family = _declared_family(declared)
+    if family == "list":
+        shape = spellings.shape_of(declared)
+        if shape is None or len(shape) > 1:
+            return f"a nested list of shape {shape}" if shape else "a ragged nested list"
+        return f"a list of {shape[0]} values"
+    names = {"exception": "an exception", "shape": "a shape", "bool": "a boolean", "number": "a number"}
+    return names.get(family, "a string" if family == "string" else "null")
 
 
 def _computed_kind(computed: Answer) -> str:
-    type_ = computed["type"]
+    type_, dtype = computed["type"], computed.get("dtype")
     if type_ == "tensor":
-        return f"a {computed.get('dtype', '')} tensor of shape {computed.get('shape')}".replace("  ", " ")
+        return f"a {dtype or ''} tensor of shape {computed.get('shape')}".replace("  ", " ")
+    if type_ == "list":
+        shape = spellings.shape_of(computed.get("value"))
+        return f"a list of {dtype}s of shape {shape}" if dtype == "bool" else f"a list of shape {shape}"
+    if type_ == "float" and dtype:
+        return f"a float (from a {dtype} tensor)"
     names = {
-        "none": "None", "bool": "a bool", "int": "an int", "float": "a float", "str": "a string",
-        "shape": "a torch.Size", "dtype": "a dtype", "list": "a list", "exception": "an exception",
+        "none": "None", "bool": "a bool", "int": "an int", "float": "a float", "complex": "a complex number",
+        "str": "a string", "shape": "a torch.Size", "dtype": "a dtype", "exception": "an exception",
         "repr": "a value compared by its repr",
     }  # fmt: skip
     return names[type_]
 
 
+def _family(computed: Answer) -> str:
+    """What YAML spelling an answer takes: number, bool, none, list, string, shape or exception."""
+    type_, dtype = computed["type"], str(computed.get("dtype", ""))
+    if type_ == "tensor" and computed.get("shape") == [] and not dtype.startswith("complex"):
+        return "bool" if dtype == "bool" else "number"
+    families = {"int": "number", "float": "number", "tensor": "list", "complex": "string", "dtype": "string"}
+    return families.get(type_, "string" if type_ in ("str", "repr") else type_)
+
+
+def _declared_family(declared: JSON) -> str:
+    if isinstance(declared, dict):
+        return "exception" if "raises" in declared else "shape"
+    if isinstance(declared, bool):
+        return "bool"
+    if isinstance(declared, (int, float)):
+        return "number"
+    if isinstance(declared, str):
+        return "string"
+    return "list" if isinstance(declared, list) else "none"
+
+
 NEAR_MISS = 0.02  # a declared number this close (relatively) is probably the computed one, rounded
+
+
+def _near_miss(d: float, c: float, tol: Tolerance, where: str = "") -> str:
+    """For a number that is the computed one rounded: the tolerance used, and how to change it."""
+    if not abs(d - c) <= NEAR_MISS * max(abs(c), abs(d)):
+        return ""  # a different number, not a rounding of it: the tolerance is beside the point
+    allowed = tol.atol + tol.rtol * abs(c)
+    return (
+        f"{where}|{d:g} - {c:g}| = {abs(d - c):.3g} is more than the tolerance allows "
+        f"(atol {tol.atol:g} + rtol {tol.rtol:g} x |{c:g}| = {allowed:.3g}): declare the computed "
+        "value, or set `tolerance: {rtol: ..., atol: ...}` if the difference is noise"
+    )
+
+
+def _yaml(computed: Answer) -> str:
+    """The computed answer as an author writes it in YAML (answers YAML writes as a scalar)."""
+    scalar = _scalar_of(computed)
+    if isinstance(scalar, bool) or scalar is None:
+        return {True: "true", False: "false", None: "null"}[scalar]
+    dtype = computed.get("dtype")
+    return display.number(scalar, dtype) if computed["type"] == "tensor" else show(computed)
+
+
+def _list_hint(declared: list[JSON], computed: Answer, tol: Tolerance) -> str:
+    tree = spellings.from_declared(declared)
+    wanted = spellings.flatten(computed.get("value"))
+    if tree is None or spellings.agree(tree, computed, tol)[1]:
+        return f"{_declared_kind(declared)} was declared, execution gives {_computed_kind(computed)}"
+    for at, (d, c) in enumerate(zip(spellings.flatten(tree), wanted, strict=True)):
+        if d[0] == "num" and not isinstance(c, (bool, dict)) and not spellings.close(d[1], c, tol):
+            return _near_miss(d[1], spellings.to_number(str(c)), tol, f"element {at}: ")
+    return ""
 
 
 def mismatch_hint(declared: JSON, computed: Answer, tol: Tolerance) -> str:
     """Why a declared answer does not match, and what to write instead (for the author's message)."""
-    shown = show(computed)
-    quoted = isinstance(declared, str) and computed["type"] not in ("str", "repr", "dtype", "exception")
-    if quoted and str(declared).strip() == shown:
-        kind = _computed_kind(computed)
-        return f"a string was declared, execution gives {kind}: write {shown} without quotes"
-    scalar = _scalar_of(computed) if computed["type"] in ("float", "int", "tensor") else _NO
-    if _number(declared) is not None and _number(scalar) is not None:
-        d, c = float(declared), float(scalar)  # type: ignore[arg-type]
-        allowed = tol.atol + tol.rtol * abs(c)
-        if not abs(d - c) <= NEAR_MISS * max(abs(c), abs(d)):
-            return ""  # a different number, not a rounding of it: the tolerance is beside the point
-        return (
-            f"|{d:g} - {c:g}| = {abs(d - c):.3g} is more than the tolerance allows "
-            f"(atol {tol.atol:g} + rtol {tol.rtol:g} x |{c:g}| = {allowed:.3g}): declare the computed "
-            "value, or set `tolerance: {rtol: ..., atol: ...}` if the difference is noise"
-        )
-    d_kind, c_kind = _declared_kind(declared), _computed_kind(computed)
-    if d_kind.split()[-1] != c_kind.split()[-1]:
-        return f"{d_kind} was declared, execution gives {c_kind}"
-    return ""
+    family, kind = _family(computed), _computed_kind(computed)
+    if isinstance(declared, str) and _yaml_scalar(computed):
+        if spellings.judge(declared, computed, tol)[0]:
+            return f"a string was declared, execution gives {kind}: write {_yaml(computed)} without quotes"
+        return f"a string was declared, execution gives {kind}"
+    if isinstance(declared, str) and family != "string":
+        reason = spellings.judge(declared, computed, tol)[1] if family == "list" else ""
+        return f"the string is read as a learner's typed answer: {reason}" if reason else ""
+    if isinstance(declared, list) and family == "list":
+        return _list_hint(declared, computed, tol)
+    scalar = _scalar_of(computed)
+    if _number(declared) is not None and _number(scalar) is not None and family in ("number", "list"):
+        return _near_miss(float(declared), float(scalar), tol)  # type: ignore[arg-type]
+    if _declared_family(declared) == family:
+        return ""
+    hint = f"{_declared_kind(declared)} was declared, execution gives {kind}"
+    if computed["type"] == "complex" or str(computed.get("dtype", "")).startswith("complex"):
+        return f'{hint}: YAML has no complex numbers, quote one (answer: "2+4j")'
+    if family == "shape":
+        return f"{hint}: declare a shape as {{shape: {computed.get('value')}}}"
+    return hint

@@ -25,6 +25,6 @@ MAX_YAML_NODES = 50_000  # per file, an alias counting as every node it repeats 
 MAX_YAML_TEXT = 2 << 20  # characters of the values in a file, an alias counting as the text it repeats
 MAX_YAML_DEPTH = 64  # lists and mappings nested in one another
 
-RESULT_FORMAT = 4  # part of every cache key: raise it when a result gains or changes a field
+RESULT_FORMAT = 7  # part of every cache key: raise it when a result gains or changes a field
 
 INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed

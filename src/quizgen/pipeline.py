@@ -6,17 +6,20 @@ together, so a failure anywhere leaves every earlier output and the lock as they
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quizgen import kinds, settings, verify
-from quizgen.cards import loader
-from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
+from quizgen.cards import loader, syntax, text
+from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY
 from quizgen.errors import CardErrors, InternalError, OutputError, Problem
 from quizgen.execution.cache import Cache, job_key
@@ -40,6 +43,7 @@ class Options:
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
     sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
     waiting: Callable[[], None] | None = None  # told when another build of the project holds it
+    prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
 
 
 @dataclass
@@ -70,15 +74,36 @@ class _Plan:
     work: dict[str, Job] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
+    done: set[str] = field(default_factory=set)  # ids of the cards verified
+
+    def need(self, key: str, job: Job, card: Card) -> None:
+        """The card waits for this job's outcome (each distinct job once; `_plan` looks up the cache)."""
+        self.cards.setdefault(key, []).append(card)
+        self.work.setdefault(key, job)
 
     def verified(self, key: str, outcome: Outcome) -> None:
-        """Record what the cards sharing this job's outcome get wrong or look suspicious for."""
+        """Record what the cards waiting for this outcome get wrong or look suspicious for (a card with
+        further jobs once all of them are done)."""
+        self.outcomes[key] = outcome
         for card in self.cards[key]:
-            mine = outcome
-            if outcome.raised is not None:  # shared and cached by content: place it in this card's lines
-                mine = replace(outcome, placed=place(outcome.raised, self.jobs[card.id]))
+            mine = self.outcome_of(card)
+            if mine is None or card.id in self.done:
+                continue
+            self.done.add(card.id)
             self.problems += verify.verify_card(card, mine)
             self.warnings += verify.warnings_for(card, mine)
+
+    def outcome_of(self, card: Card) -> Outcome | None:
+        """The card's outcome with its further jobs' (outcome.parts); None until every one is in."""
+        outcome = self.outcomes.get(self.keys.get(card.id, ""))
+        keys = self.parts.get(card.id, {})
+        parts = {name: self.outcomes[key] for name, key in keys.items() if key in self.outcomes}
+        if outcome is None or len(parts) < len(keys):
+            return None
+        if outcome.raised is not None:  # shared and cached by content: place it in this card's lines
+            outcome = replace(outcome, placed=place(outcome.raised, self.jobs[card.id]))
+        return replace(outcome, parts=parts) if parts else outcome
 
 
 def _plan(decks: list[Deck], cache: Cache) -> _Plan:
@@ -91,14 +116,13 @@ def _plan(decks: list[Deck], cache: Cache) -> _Plan:
             job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
         key = plan.keys[card.id] = job_key(job)
         plan.jobs[card.id] = job
-        plan.cards.setdefault(key, []).append(card)
-        if key in plan.outcomes or key in plan.work:
-            continue
-        hit = cache.get(key)
-        if hit is not None:
-            plan.outcomes[key] = hit
-        else:
-            plan.work[key] = job
+        plan.need(key, job, card)
+        for name, part in kinds.get(card.kind).further_jobs(deck, card).items():
+            part_key = plan.parts.setdefault(card.id, {})[name] = job_key(part)
+            plan.need(part_key, part, card)
+    for key, hit in cache.get_many(plan.work).items():  # a few queries, not one per card
+        plan.outcomes[key] = hit
+        del plan.work[key]
     return plan
 
 
@@ -107,12 +131,75 @@ def check(options: Options) -> Report:
 
     Cards that load are executed even when others do not, so one run lists every problem.
     """
+    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    sources = _card_sources(options)
+    early = _early_pool(options, cache, sources)
+    try:
+        changed = replace(options, pool=early) if early else replace(options, prepare=None)
+        report = _check(changed, cache)
+        cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool
+        return report
+    finally:
+        cache.close()  # writes the results still held
+        if early is not None:
+            _stop(early)
+
+
+def _card_sources(options: Options) -> str:
+    """A digest of the card files and settings as they are now."""
+    digest = hashlib.sha256()
+    files = loader.card_files(options.cards_dir) if options.cards_dir.is_dir() else []
+    for path in [settings.path_for(options.cards_dir), *files]:
+        with contextlib.suppress(OSError):
+            digest.update(f"\0{path}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
+    """A pool started before the cards are read, when they have changed since the last check that
+    passed: torch imports while the parent parses and plans. An unchanged project starts none."""
+    if options.pool is not None or options.jobs < 1:
+        return None
+    known = cache.lookup("meta", ["sources"]).get("sources") if cache.path.exists() else None
+    if known == sources:
+        return None
+    from quizgen.execution import pool
+
+    # Warm (optimizers imported once in the zygote) when everything is to run; else only what runs.
+    warm = known is None
+    return pool.Pool(options.jobs, options.memory, warm, options.sandbox, [options.cards_dir])
+
+
+def _stop(early: Pool) -> None:
+    if not early.used:
+        early.proc.kill()  # never asked for anything: do not wait for torch to finish importing
+    early.close()
+
+
+def _load(
+    options: Options, cache: Cache, tolerance: Tolerance, value_answers: str
+) -> tuple[list[Deck], list[Problem]]:
+    """The loader, with the snippets earlier runs saw compile not compiled again."""
+    syntax.known |= cache.keys("compiled")
+    loaded = loader.load(options.cards_dir, tolerance, value_answers)
+    cache.store("compiled", [(key, "") for key in syntax.fresh])
+    syntax.fresh.clear()
+    if options.prepare is not None:
+        options.prepare(loaded[0])
+    return loaded
+
+
+def _check(options: Options, cache: Cache) -> Report:
     start = time.perf_counter()
     project = settings.load(options.cards_dir)
-    decks, load_problems = loader.load(options.cards_dir, project.tolerance)
-    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
+    for deck in decks:
+        deck.attempts = deck.attempts or project.attempts
     plan = _plan(decks, cache)
     plan.problems += load_problems
+    text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
+    plan.problems += text_errors
+    plan.warnings += text_warnings
     unsandboxed: list[str] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
@@ -146,9 +233,7 @@ def check(options: Options) -> Report:
     warnings = loader.in_source_order(plan.warnings)
     if plan.problems:
         raise CardErrors(loader.in_source_order(plan.problems), warnings=warnings)
-    verified = [
-        VerifiedDeck(deck, [_verified(c, plan.outcomes, plan.keys) for c in deck.cards]) for deck in decks
-    ]
+    verified = [VerifiedDeck(deck, [_verified(c, plan.outcome_of(c)) for c in deck.cards]) for deck in decks]
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
@@ -157,8 +242,7 @@ def check(options: Options) -> Report:
     return report
 
 
-def _verified(card: Card, outcomes: dict[str, Outcome], keys: dict[str, str]) -> VerifiedCard:
-    outcome = outcomes.get(keys.get(card.id, ""))
+def _verified(card: Card, outcome: Outcome | None) -> VerifiedCard:
     return VerifiedCard(verify.bind_prose(card, outcome), outcome)
 
 
@@ -168,22 +252,46 @@ def _pool_stderr(options: Options) -> str:
 
 def build(options: Options) -> Report:
     """Check, then render every output; they replace the earlier outputs together, or not at all."""
+    from quizgen.render import manifest
     from quizgen.render import stage as staging
+    from quizgen.render.prepare import Preparation
 
     # One build of a project at a time; a build killed earlier is finished (or cleaned) first.
     with staging.build_lock(options.out_dir, options.waiting):
         journal = options.out_dir / staging.JOURNAL
         staging.recover(journal, [options.out_dir, options.out_dir / "anki", options.cards_dir])
-        report = check(options)
+        sources = _sources(options)
+        preparation = Preparation(options.out_dir / ".cache", options.use_cache)
+        try:
+            report = check(replace(options, prepare=preparation.start))
+        finally:
+            preparation.stop()
+        print_ = manifest.fingerprint(sources, report.decks)
+        kept = manifest.current(options.out_dir, print_) if options.use_cache else None
+        if kept is not None:  # every output is current: leave each one's bytes and times alone
+            report.written = kept.written
+            return report
+        manifest.forget(options.out_dir)
         _render(options, report, staging.Stage(journal))
+        kept = manifest.Kept(report.written)
+        manifest.remember(options.out_dir, print_, kept, [options.cards_dir / manifest.LOCK_NAME])
     return report
+
+
+def _sources(options: Options) -> str:
+    from quizgen.render import manifest
+    from quizgen.render.base import Project
+
+    templates = Project([], options.cards_dir, options.out_dir).templates_dir
+    return manifest.sources(options.cards_dir, templates, settings.path_for(options.cards_dir))
 
 
 def _render(options: Options, report: Report, stage: Stage) -> None:
     from quizgen.render.base import Project, renderers
 
     project = Project(report.decks, options.cards_dir, options.out_dir, report.settings.title)
-    with stage:
+    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    with _highlights_kept(cache), stage:
         for renderer in renderers():
             try:
                 rendered = renderer.render(project, stage)
@@ -195,6 +303,21 @@ def _render(options: Options, report: Report, stage: Stage) -> None:
             report.written += rendered.written
             report.notes += rendered.notes
         stage.commit()
+
+
+@contextmanager
+def _highlights_kept(cache: Cache) -> Iterator[None]:
+    """Highlighted code from earlier builds is read from the cache, and this build's is added to it."""
+    from quizgen.render import highlighting
+
+    def lookup(key: str) -> str | None:
+        return cache.lookup("highlight", [key]).get(key)
+
+    try:
+        with highlighting.using(lookup, lambda new: cache.store("highlight", new)):
+            yield
+    finally:
+        cache.close()
 
 
 def progress_printer() -> Callable[[int, int], None] | None:

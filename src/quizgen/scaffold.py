@@ -27,7 +27,9 @@ cards:
       (3 * w ** 2).backward()
     answer_expr: w.grad.item()
     answer: 16.0
-    explain: "Backward adds into `.grad`: 4 from the first call and 12 from the second make {{answer}}."
+    explain: >-   # math is TeX: \\( inline \\) or \\[ display \\]
+      Backward adds into `.grad`: \\( \\frac{d}{dw} w^2 = 2w \\) gives 4, the second call 12,
+      so {{answer}}.
 
   - id: zero-grad-fills-zeros
     kind: myth

@@ -1,5 +1,7 @@
-"""Project settings: `quizgen.toml` beside the cards folder (the quiz's title, default timeout and
-tolerance). Every setting is optional; a file with a mistake is an error naming its line."""
+"""Project settings: `quizgen.toml` beside the cards folder, or else the `[tool.quizgen]` tables of the
+`pyproject.toml` there (the same sections and keys, `[tool.quizgen.quiz]`, ...): the quiz's title,
+default timeout and tolerance. quizgen.toml wins when both exist. Every setting is optional; a file with
+a mistake is an error naming its line."""
 
 from __future__ import annotations
 
@@ -13,12 +15,16 @@ from quizgen.constants import DEFAULT_TIMEOUT
 from quizgen.errors import CardErrors, Location, Problem
 
 FILE = "quizgen.toml"
+PYPROJECT = "pyproject.toml"
+PYPROJECT_TABLE = "tool.quizgen."  # the prefix of the settings' sections in pyproject.toml
 
 TEMPLATE = """\
 # quizgen project settings; every line is optional.
 
 [quiz]
 title = "{title}"          # the quiz's site title
+value_answers = "choice"   # value cards with variants: "choice" (pick one) or "typed" (type it)
+attempts = 3               # checks an order puzzle allows before its answer (a deck's `attempts:` wins)
 
 [defaults]
 timeout = 30               # seconds one snippet may run (--timeout overrides it)
@@ -27,7 +33,7 @@ atol = 1e-6                # (a card's own `tolerance:` overrides these)
 """
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "quiz": {"title": str},
+    "quiz": {"title": str, "value_answers": str, "attempts": int},
     "defaults": {"timeout": (int, float), "rtol": (int, float), "atol": (int, float)},
 }
 
@@ -37,10 +43,37 @@ class Settings:
     title: str = "Quizzes"
     timeout: float = DEFAULT_TIMEOUT
     tolerance: Tolerance = field(default_factory=Tolerance)
+    value_answers: str = "choice"  # how value cards with variants are answered: VALUE_ANSWERS
+    attempts: int = 3  # checks an order puzzle allows before its answer, unless its deck says otherwise
+
+
+VALUE_ANSWERS = ("choice", "typed")  # pick one of the executed answers, or type the answer
+MAX_ATTEMPTS = 10  # checks an order puzzle may allow (quizgen.toml's [quiz] attempts, a deck's attempts)
 
 
 def path_for(cards_dir: Path) -> Path:
     return cards_dir.parent / FILE
+
+
+def source(cards_dir: Path) -> tuple[Path, str] | None:
+    """The settings file in force and its sections' prefix: quizgen.toml, else a pyproject.toml that has
+    a [tool.quizgen...] table, else None."""
+    if path_for(cards_dir).is_file():
+        return path_for(cards_dir), ""
+    pyproject = cards_dir.parent / PYPROJECT
+    try:
+        text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (pyproject, PYPROJECT_TABLE) if re.search(r"^\s*\[+\s*tool\.quizgen\b", text, re.M) else None
+
+
+def _table(data: dict[str, object], prefix: str) -> dict[str, object]:
+    """The settings' sections of a parsed file (those under [tool.quizgen] in a pyproject.toml)."""
+    for part in prefix.split(".")[:-1]:
+        inner = data.get(part)
+        data = inner if isinstance(inner, dict) else {}
+    return data
 
 
 def _line_of(text: str, section: str, key: str | None) -> int:
@@ -58,14 +91,15 @@ def _line_of(text: str, section: str, key: str | None) -> int:
 
 
 def load(cards_dir: Path) -> Settings:
-    """The project's settings (the defaults when it has no quizgen.toml)."""
-    path = path_for(cards_dir)
-    if not path.is_file():
+    """The project's settings (the defaults when it has no quizgen.toml nor [tool.quizgen])."""
+    chosen = source(cards_dir)
+    if chosen is None:
         return Settings()
+    path, prefix = chosen
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
+        data = _table(tomllib.loads(text), prefix)
     except (OSError, UnicodeDecodeError) as exc:
         raise CardErrors([Problem(Location(name), f"cannot read: {exc}")]) from None
     except tomllib.TOMLDecodeError as exc:
@@ -77,17 +111,21 @@ def load(cards_dir: Path) -> Settings:
     values: dict[str, object] = {}
     for section, body in data.items():
         if section not in _KEYS or not isinstance(body, dict):
-            where = Location(name, _line_of(text, section, None))
-            problems.append(Problem(where, f"unknown section [{section}]; sections: quiz, defaults"))
+            where = Location(name, _line_of(text, prefix + section, None))
+            problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: quiz, defaults"))
             continue
         for key, value in body.items():
             expected = _KEYS[section].get(key)
-            where = Location(name, _line_of(text, section, key), field=f"{section}.{key}")
+            where = Location(name, _line_of(text, prefix + section, key), field=f"{prefix}{section}.{key}")
             if expected is None:
                 allowed = ", ".join(_KEYS[section])
-                problems.append(Problem(where, f"unknown setting '{key}'; [{section}] has {allowed}"))
+                problems.append(Problem(where, f"unknown setting '{key}'; [{prefix}{section}] has {allowed}"))
             elif isinstance(value, bool) or not isinstance(value, expected):
                 problems.append(Problem(where, f"expected {'text' if expected is str else 'a number'}"))
+            elif key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
+                problems.append(Problem(where, f"expected a whole number from 1 to {MAX_ATTEMPTS}"))
+            elif key == "value_answers" and value not in VALUE_ANSWERS:
+                problems.append(Problem(where, f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"))
             elif isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
                 problems.append(Problem(where, f"must be {'> 0' if key == 'timeout' else '>= 0'}"))
             else:
@@ -97,6 +135,8 @@ def load(cards_dir: Path) -> Settings:
     default = Settings()
     return Settings(
         title=str(values.get("title", default.title)),
+        value_answers=str(values.get("value_answers", default.value_answers)),
+        attempts=int(values.get("attempts", default.attempts)),  # type: ignore[call-overload]
         timeout=float(values.get("timeout", default.timeout)),  # type: ignore[arg-type]
         tolerance=Tolerance(
             rtol=float(values.get("rtol", default.tolerance.rtol)),  # type: ignore[arg-type]

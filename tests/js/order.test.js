@@ -164,3 +164,26 @@ test("attempts, in words", () => {
   assert.deepEqual([2, 1, 0].map((n) => O.attemptsText(n, false)),
     ["2 attempts left", "1 attempt left", "no attempts left"]);
 });
+
+test("indentation: the deepest level is one past the puzzle's, and a step stops at the edges", () => {
+  assert.equal(O.maxLevel({ levels: [0, 2, 1] }), 3);
+  assert.equal(O.maxLevel({}), 0); // indentation is not part of the answer
+  assert.deepEqual([O.indent(0, 1, 2), O.indent(2, 1, 2), O.indent(0, -1, 2), O.indent(2, -1, 2)], [1, null, null, 1]);
+});
+
+test("indentation: a line dropped further right takes the level its left edge lands on", () => {
+  assert.deepEqual([-40, 0, 15, 17, 40, 200].map((dx) => O.levelAt(dx, 32, 3)), [0, 0, 0, 1, 1, 3]);
+});
+
+test("indentation, in words, with where a line stands", () => {
+  assert.deepEqual([0, 1, 2].map(O.levelText), ["not indented", "indented 1 level", "indented 2 levels"]);
+  assert.equal(O.where(LAYOUT, 1, 2), "at position 2 of 2 in your block, indented 2 levels");
+  assert.equal(O.where(LAYOUT, 1, null), "at position 2 of 2 in your block");
+});
+
+test("a shuffle: the unused lines in its order, and a line taken out goes back to its place in it", () => {
+  assert.deepEqual(O.reset([0, 1, 2, 3], [2, 0, 3, 1]), { block: [], pool: [2, 0, 3, 1] });
+  const rank = (k) => [2, 0, 3, 1].indexOf(k); // line 2 was shown first, then 0, 3, 1
+  const out = O.toggle({ block: [3], pool: [2, 0, 1], rank }, 3);
+  assert.deepEqual([out.block, out.pool], [[], [2, 0, 3, 1]]);
+});

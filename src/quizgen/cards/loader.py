@@ -20,6 +20,7 @@ from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
+from quizgen.settings import MAX_ATTEMPTS, VALUE_ANSWERS
 
 _ID = re.compile(schema.ID_PATTERN)
 _LIMIT = "the most a card file may have"
@@ -89,7 +90,9 @@ def load_project(cards_dir: Path) -> list[Deck]:
     return decks
 
 
-def load(cards_dir: Path, tolerance: Tolerance | None = None) -> tuple[list[Deck], list[Problem]]:
+def load(
+    cards_dir: Path, tolerance: Tolerance | None = None, value_answers: str = "choice"
+) -> tuple[list[Deck], list[Problem]]:
     """Every card that loads, and every problem of those that do not (so one run reports them all).
 
     A card with a problem is left out of its deck; a deck whose own fields are wrong is left out whole.
@@ -98,7 +101,8 @@ def load(cards_dir: Path, tolerance: Tolerance | None = None) -> tuple[list[Deck
     if not files:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
     problems: list[Problem] = []
-    decks = [deck for path in files if (deck := load_file(path, problems, tolerance)) is not None]
+    loaded = (load_file(path, problems, tolerance, value_answers) for path in files)
+    decks = [deck for deck in loaded if deck is not None]
     return _unique(decks, problems), problems
 
 
@@ -270,7 +274,9 @@ def _card_id(node: yaml.Node) -> str | None:
     return str(ids[0]) if ids else None
 
 
-def load_file(path: Path, problems: list[Problem], tolerance: Tolerance | None = None) -> Deck | None:
+def load_file(
+    path: Path, problems: list[Problem], tolerance: Tolerance | None = None, value_answers: str = "choice"
+) -> Deck | None:
     """One card file as a Deck; None (with the problems added) when anything in it is wrong."""
     root = _compose(path, problems)
     if root is None:
@@ -288,6 +294,10 @@ def load_file(path: Path, problems: list[Problem], tolerance: Tolerance | None =
     deck.description = top.text("description")
     deck.tags = top.tags()
     deck.setup = top.code("setup")
+    deck.attempts = top.integer("attempts", 1, MAX_ATTEMPTS, 0) or None  # None: the project's
+    value_answers = top.text("value_answers") or value_answers  # the deck's own, else the project's
+    if value_answers not in VALUE_ANSWERS:
+        top.error(top.at("value_answers"), f"value_answers is {' or '.join(VALUE_ANSWERS)}")
     if deck_name is not None and not deck_name.strip(" :"):
         top.error(top.at("deck"), "deck name is empty")
     if top.has("cards"):  # a missing `cards` is reported by the Reader
@@ -300,14 +310,16 @@ def load_file(path: Path, problems: list[Problem], tolerance: Tolerance | None =
             top.error(top.at("cards"), "the deck has no cards")
         else:
             deck_ok = len(problems) == before  # the cards are read (and reported) even when it is not
-            cards = (_card(name, node, deck.name, problems, tolerance) for node in cards_node.value)
+            cards = (
+                _card(name, node, deck.name, problems, tolerance, value_answers) for node in cards_node.value
+            )
             deck.cards = [card for card in cards if card is not None]
             return deck if deck_ok else None
     return deck if len(problems) == before else None
 
 
 def _card(
-    path: str, node: yaml.Node, deck: str, problems: list[Problem], tolerance: Tolerance | None
+    path: str, node: yaml.Node, deck: str, problems: list[Problem], tolerance: Tolerance | None, answers: str
 ) -> Card | None:
     """One card, read by its kind; None when anything in it is wrong."""
     mark = node.start_mark
@@ -334,7 +346,7 @@ def _card(
             problems.append(Problem(where, f"unknown kind '{kind_name}'{hint}"))
         return None
     kind = kinds.get(kind_name)
-    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id, tolerance)
+    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id, tolerance, answers)
     for written in ("id", "kind"):  # read above as written: a tag on them is left to report
         reader.plain(written)
     common = Card(

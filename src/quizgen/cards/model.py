@@ -63,6 +63,7 @@ class Deck:
     tags: list[str] = field(default_factory=list)
     setup: Snippet | None = None
     cards: list[Card] = field(default_factory=list)
+    attempts: int | None = None  # checks an order puzzle allows: the deck's own, else the project's
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from quizgen.cards import syntax
 from quizgen.cards.model import Declared, Snippet, Tolerance
 from quizgen.cards.schema import Field
 from quizgen.constants import MAX_ORDER_LINES
@@ -105,9 +106,11 @@ class Reader:
         problems: list[Problem],
         card: str | None = None,
         tolerance: Tolerance | None = None,
+        answers: str = "choice",
     ) -> None:
         self.path, self.node, self.card, self.problems = path, node, card, problems
         self.default_tolerance = tolerance or Tolerance()  # the project's (quizgen.toml), else ours
+        self.answers = answers  # how value cards are answered: the deck's value_answers, else the project's
         if (problem := foreign(node)) is not None:
             self.error(self.loc(), problem)
         self.entries = self._entries(allowed)
@@ -210,7 +213,7 @@ class Reader:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # e.g. SyntaxWarning: the card is judged by its asserts
-                compile(snippet.code, snippet.path, mode)  # lines counted from the snippet's first
+                syntax.check(snippet.code, snippet.path, mode)  # lines counted from the snippet's first
         except (RecursionError, MemoryError):  # the parser's stack: `-------...1`, `1+1+...+1`
             where = Location(self.path, snippet.line, 0, self.card, field)
             self.error(where, "Python cannot compile this: it is nested too deeply")

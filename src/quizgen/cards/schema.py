@@ -16,6 +16,7 @@ class Field:
     type: str  # markdown, code, expr, bool, repeat, tags, lines, answer, tolerance, id, kind, deck, cards
     required: bool = False
     doc: str = ""
+    schema: dict[str, Any] | None = None  # the JSON Schema of a type only one kind has (else by `type`)
 
 
 DECK_FIELDS: dict[str, Field] = {
@@ -23,6 +24,19 @@ DECK_FIELDS: dict[str, Field] = {
     "description": Field("markdown", False, "What the deck is about (Markdown)."),
     "tags": Field("tags", False, "Tags given to every card of the deck."),
     "setup": Field("code", False, "Python run before every snippet of the deck."),
+    "value_answers": Field(
+        "answers",
+        False,
+        "How value cards with variants are answered here: choice (pick one) or typed (quizgen.toml's "
+        "[quiz] value_answers, else choice).",
+        {"enum": ["choice", "typed"]},
+    ),
+    "attempts": Field(
+        "attempts",
+        False,
+        "Checks an order puzzle allows before its answer (quizgen.toml's [quiz] attempts, else 3).",
+        {"type": "integer", "minimum": 1, "maximum": 10},
+    ),
     "cards": Field("cards", True, "The cards."),
 }
 
@@ -59,6 +73,8 @@ def text_fields(card: Card) -> dict[str, str]:
 
 
 def _type_schema(f: Field) -> dict[str, Any]:
+    if f.schema is not None:
+        return {**f.schema, "description": f.doc} if f.doc else f.schema
     number = {"type": "number"}
     schemas: dict[str, dict[str, Any]] = {
         "markdown": {"type": "string"},

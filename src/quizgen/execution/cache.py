@@ -1,12 +1,21 @@
-"""Execution results on disk, addressed by everything that can change them."""
+"""Execution results on disk, addressed by everything that can change them.
+
+One SQLite store (`OUT/.cache/cache.sqlite3`, WAL) rather than a file per result: results are written in
+batches, so the parent never stops to write one while the workers wait, and an unchanged build reads
+every result it needs in a few queries. SQLite keeps the store whole when a build is killed and lets
+concurrent builds share it; any failure to read or write it only costs time (the result is recomputed).
+The same store keeps other build-time memos that are cheap to keep (`memo`/`remember`: highlighted
+code, snippets known to compile), each in its own table.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
+import sqlite3
 import sys
-import tempfile
+import time
+from collections.abc import Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -14,6 +23,13 @@ from pathlib import Path
 from quizgen import __version__
 from quizgen.constants import RESULT_FORMAT
 from quizgen.execution.protocol import Job, Outcome
+
+STORE = "cache.sqlite3"
+TABLES = ("results", "highlight", "compiled", "meta")  # key -> value text; only these names reach SQL
+_FLUSH_EVERY = 200  # results held before a write, at most
+_FLUSH_SECONDS = 1.0  # ... or this long since the last one
+_BUSY_SECONDS = 30.0  # how long to wait for another build's write to finish
+_BATCH = 500  # keys per query: below SQLite's limit on bound variables
 
 
 @cache
@@ -52,39 +68,145 @@ def job_key(job: Job) -> str:
 
 
 class Cache:
+    """The store under `root`; opened on first use, written in batches (`flush` writes what is held)."""
+
     def __init__(self, root: Path, enabled: bool = True) -> None:
         self.root = root
         self.enabled = enabled
+        self._db: sqlite3.Connection | None = None
+        self._held: dict[str, dict[str, str]] = {name: {} for name in TABLES}  # table -> key -> value
+        self._flushed = time.monotonic()
 
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+    @property
+    def path(self) -> Path:
+        return self.root / STORE
+
+    def _open(self) -> sqlite3.Connection | None:
+        if self._db is not None or not self.enabled:
+            return self._db
+        try:
+            self._db = _connect(self.path)
+        except sqlite3.OperationalError:  # locked past the wait, read-only, ...: run without it
+            self.enabled = False
+        except sqlite3.DatabaseError:  # not a database (a foreign or damaged file): start it afresh
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    self.path.with_name(STORE + suffix).unlink(missing_ok=True)
+                self._db = _connect(self.path)
+            except (OSError, sqlite3.Error):
+                self.enabled = False
+        except OSError:
+            self.enabled = False  # a cache that cannot be opened only costs time
+        return self._db
+
+    def lookup(self, table: str, keys: Iterable[str]) -> dict[str, str]:
+        """The stored values of those `keys` that `table` has."""
+        held = self._held.get(_table(table), {})
+        found = {key: held[key] for key in keys if key in held}  # not written yet, but known
+        wanted = [key for key in dict.fromkeys(keys) if key not in found]
+        db = self._open()
+        if db is None or not wanted:
+            return found
+        try:
+            for start in range(0, len(wanted), _BATCH):
+                part = wanted[start : start + _BATCH]
+                marks = ",".join("?" * len(part))
+                rows = db.execute(f"SELECT key, value FROM {_table(table)} WHERE key IN ({marks})", part)
+                found.update((str(k), str(v)) for k, v in rows)
+        except sqlite3.Error:
+            pass  # an unreadable store: what it would have had is recomputed
+        return found
+
+    def keys(self, table: str) -> set[str]:
+        """Every key `table` holds (for tables whose keys are all there is to know)."""
+        db = self._open()
+        try:
+            return {str(k) for (k,) in db.execute(f"SELECT key FROM {_table(table)}")} if db else set()
+        except sqlite3.Error:
+            return set()
+
+    def store(self, table: str, entries: Iterable[tuple[str, str]]) -> None:
+        """Hold `entries` for `table`; they are written with the next batch."""
+        if self.enabled:
+            self._held[_table(table)].update(entries)
+            held = sum(len(v) for v in self._held.values())
+            if held >= _FLUSH_EVERY or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write every held entry in one transaction."""
+        self._flushed = time.monotonic()
+        if not any(self._held.values()):
+            return
+        db = self._open()
+        held, self._held = self._held, {name: {} for name in TABLES}
+        if db is None:
+            return
+        try:
+            with db:
+                for table, entries in held.items():
+                    rows = entries.items()
+                    db.executemany(f"INSERT OR REPLACE INTO {table} (key, value) VALUES (?, ?)", rows)
+        except sqlite3.Error:
+            pass  # a cache that cannot be written only costs time
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Outcome]:
+        """The stored outcomes of those `keys` that have a readable one (a corrupt entry is recomputed)."""
+        found = {}
+        for key, text in self.lookup("results", keys).items():
+            outcome = _outcome(key, text)
+            if outcome is not None:
+                found[key] = outcome
+        return found
 
     def get(self, key: str) -> Outcome | None:
-        """The stored outcome, or None when absent or unreadable (a corrupt entry is recomputed)."""
-        if not self.enabled:
-            return None
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            if data.get("key") != key:
-                return None
-            outcome = Outcome.from_result(data["outcome"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
-        if not outcome.ok:
-            return None
-        outcome.cached = True
-        return outcome
+        """The stored outcome, or None when absent or unreadable."""
+        return self.get_many([key]).get(key)
 
     def put(self, key: str, outcome: Outcome) -> None:
         """Store a successful outcome; failures carry file locations and are always rerun."""
-        if not self.enabled or not outcome.ok or outcome.contaminated:
+        if not outcome.ok or outcome.contaminated:
             return  # a job that changed its worker's shared state is run again next time
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, "outcome": outcome.to_json()}, f)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        self.store("results", [(key, json.dumps({"key": key, "outcome": outcome.to_json()}))])
+
+
+def _table(name: str) -> str:
+    if name not in TABLES:
+        raise ValueError(f"no cache table {name!r}")
+    return name
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=_BUSY_SECONDS, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")  # readers never wait for a writer; a killed one loses nothing
+        db.execute("PRAGMA synchronous=NORMAL")  # a power cut may lose the last batch: it is recomputed
+        for table in TABLES:
+            db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("SELECT count(*) FROM results LIMIT 1").fetchone()  # a damaged file fails here
+    except sqlite3.Error:
+        db.close()
+        raise
+    db.isolation_level = "DEFERRED"  # `with db:` is one transaction per batch
+    return db
+
+
+def _outcome(key: str, text: str) -> Outcome | None:
+    try:
+        data = json.loads(text)
+        if data.get("key") != key:
+            return None
+        outcome = Outcome.from_result(data["outcome"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not outcome.ok:
+        return None
+    outcome.cached = True
+    return outcome

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from quizgen.execution.describe import describe
+from quizgen.execution import describe
 from quizgen.execution.protocol import Answer, SnippetJob
-from quizgen.execution.snippets import SnippetFailed, compile_snippet, format_exception
+from quizgen.execution.snippets import SnippetFailed, format_exception
 
 
 def evaluate(cites: dict[str, SnippetJob], ns: dict[str, object], paths: set[str]) -> dict[str, Answer]:
@@ -12,7 +12,7 @@ def evaluate(cites: dict[str, SnippetJob], ns: dict[str, object], paths: set[str
     values: dict[str, Answer] = {}
     for name, snippet in cites.items():
         try:
-            values[name] = describe(eval(compile_snippet(snippet, "eval"), ns))
+            values[name] = describe.describe(*describe.evaluate(snippet, ns))
         except SnippetFailed:
             raise
         except Exception as exc:

@@ -14,10 +14,23 @@ from quizgen.execution.order_program import Chunk, Orders, Program
 
 # Names through which code can read any variable: every variable then counts as read.
 _INTROSPECTION = {
-    "globals", "locals", "vars", "dir", "eval", "exec", "sys", "inspect", "__import__", "importlib"
+    "globals", "locals", "vars", "dir", "eval", "exec", "sys", "inspect", "__import__", "importlib",
+    "builtins", "__builtins__", "breakpoint", "compile",
+}  # fmt: skip
+# Attributes that lead to a namespace whatever they are read from (a function's globals, a frame's).
+_INTROSPECTING_ATTRIBUTES = {
+    "__globals__", "__builtins__", "f_globals", "f_locals", "f_back", "gi_frame", "cr_frame", "tb_frame",
+    "__import__",
 }  # fmt: skip
 # Names through which code can see objects outside its namespace: no snapshot can be trusted.
 _REACHES_OUT = {"gc", "ctypes"}
+# Names through which tensors can share data without sharing a version counter (which autograd checks
+# and a fingerprint cannot see), or autograd can run code of the card's: graphs are then not compared.
+_GRAPH_BLIND = {
+    "data", "set_", "numpy", "from_numpy", "frombuffer", "as_tensor", "untyped_storage", "storage",
+    "_version", "register_hook", "register_prehook", "retain_grad", "saved_tensors_hooks", "Function",
+    "hooks", "graph",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,33 +105,46 @@ def _evaluated_at_definition(node: ast.AST, child: ast.AST) -> bool:
     return False
 
 
-def identifiers(source: str) -> set[str]:
-    """Every name and attribute the code mentions (empty when it does not parse)."""
+def _reached(source: str) -> tuple[set[str], set[str]]:
+    """The names the code reads or imports, and the attributes it reads. A block that does not parse
+    alone (`for k in vars():`) counts every word it has as both: more than it uses is safe."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    found: set[str] = set()
+        words = identifiers_of(source)
+        return words, words
+    found, attributes = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             found.add(node.id)
         elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
+            attributes.add(node.attr)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             found.update(a.name.split(".")[0] for a in node.names)
             if isinstance(node, ast.ImportFrom) and node.module:
                 found.add(node.module.split(".")[0])
-    return found
+    return found, attributes
 
 
 def introspects(sources: Sequence[str]) -> bool:
-    """Whether some code can read variables by other means than their names."""
-    return any(identifiers(s) & _INTROSPECTION for s in sources)
+    """Whether some code can read variables by other means than their names (`model.eval()` is a
+    method, not the builtin: attributes count only where they lead to a namespace)."""
+    for source in sources:
+        found, attributes = _reached(source)
+        if found & _INTROSPECTION or attributes & _INTROSPECTING_ATTRIBUTES:
+            return True
+    return False
 
 
 def reaches_out(sources: Sequence[str]) -> bool:
     """Whether some code can see objects outside its namespace (then only the plain search is sound)."""
-    return any(identifiers(s) & _REACHES_OUT for s in sources)
+    return any(set().union(*_reached(s)) & _REACHES_OUT for s in sources)
+
+
+def graphs_comparable(sources: Sequence[str]) -> bool:
+    """Whether autograd graphs in the state can be compared (order_tensors): no code can make tensors
+    share data behind autograd's back or hook into a backward pass."""
+    return not any(identifiers_of(s) & _GRAPH_BLIND for s in sources)
 
 
 class Liveness:

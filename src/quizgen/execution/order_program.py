@@ -15,25 +15,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from quizgen.execution.protocol import SearchJob
+
 Chunk = tuple[int, ...]  # one step: its blocks, in program order
 CHECK: Chunk = ()  # the step that runs the check
 
 _CONTINUES = {"else", "elif", "except", "finally"}
-# Names through which code can read any variable: every variable then counts as read.
-_INTROSPECTION = {
-    "globals",
-    "locals",
-    "vars",
-    "dir",
-    "eval",
-    "exec",
-    "sys",
-    "inspect",
-    "__import__",
-    "importlib",
-}
-# Names through which code can see objects outside its namespace: no snapshot can be trusted.
-_REACHES_OUT = {"gc", "ctypes"}
 
 
 @dataclass(frozen=True)
@@ -126,6 +113,25 @@ class Program:
         )
 
 
+def program_of(job: SearchJob) -> Program:
+    blocks = [s["code"] for s in job["lines"] + job["distractors"]]
+    unit = job.get("indent", 0)
+    levels = tuple(job.get("levels") or [0] * len(blocks))
+    return Program(tuple(blocks), len(job["lines"]), unit, levels)
+
+
+@dataclass(frozen=True)
+class Share:
+    """One part of a search split across workers: the candidates that begin with one of its prefixes."""
+
+    prefixes: frozenset[tuple[Chunk, ...]]  # the part's prefixes and every prefix of them
+    depth: int  # steps in the longest of them (a complete candidate may be shorter)
+
+    def allows(self, chunks: tuple[Chunk, ...]) -> bool:
+        """Whether a candidate (or a prefix of one) beginning so is this part's."""
+        return chunks[: self.depth] in self.prefixes
+
+
 def flatten(chunks: Sequence[Chunk]) -> list[int]:
     """A candidate's order from its steps."""
     return [b for chunk in chunks for b in chunk]
@@ -145,9 +151,16 @@ class Orders:
         return not placed >> b & 1 and placed & self.needs[b] == self.needs[b]
 
     def next_chunks(self, placed: int) -> list[tuple[Chunk, int]]:
-        """Each step that can come next, with the blocks placed after it (a bit mask)."""
+        """Each step that can come next and still lead to a whole candidate, with the blocks placed
+        after it (a bit mask). A step that leaves only blocks no statement can hold (a loop taking
+        part of its body, the rest of which cannot stand at the top level) is no candidate's."""
         if placed not in self._next:
-            self._next[placed] = list(self._grow(placed))
+            self._next[placed] = []  # (a mask is placed before it is reached again: no cycle)
+            self._next[placed] = [
+                (chunk, after)
+                for chunk, after in self._grow(placed)
+                if after == self.full or self.next_chunks(after)
+            ]
         return self._next[placed]
 
     def _grow(self, placed: int) -> Iterator[tuple[Chunk, int]]:
@@ -173,6 +186,23 @@ class Orders:
         for b in self.blocks:
             if program.starts(b) and self.ready(b, placed):
                 yield from grow([b], placed | 1 << b)
+
+    def share(self, part: int, parts: int) -> Share:
+        """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn
+        (neighbours in the tree cost alike, so each part gets some of every kind)."""
+        level: list[tuple[tuple[Chunk, ...], int]] = [((), 0)]
+        depth = 0
+        while len(level) < 4 * parts and any(mask != self.full for _, mask in level):
+            deeper: list[tuple[tuple[Chunk, ...], int]] = []
+            for prefix, mask in level:
+                if mask == self.full:  # a whole candidate already
+                    deeper.append((prefix, mask))
+                else:
+                    deeper += [((*prefix, chunk), after) for chunk, after in self.next_chunks(mask)]
+            level = deeper
+            depth += 1
+        prefixes = {prefix[:k] for prefix, _ in level[part::parts] for k in range(len(prefix) + 1)}
+        return Share(frozenset(prefixes), depth)
 
     def count(self, limit: int) -> int:
         """How many candidates there are (counting stops past `limit`)."""

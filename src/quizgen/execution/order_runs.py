@@ -17,8 +17,16 @@ from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
 from quizgen.execution import cite, order_feedback, order_settings
-from quizgen.execution.order_names import Liveness, identifiers_of, introspects, names, reaches_out
-from quizgen.execution.order_program import CHECK, Chunk, Orders, Program, flatten
+from quizgen.execution.order_names import (
+    Liveness,
+    graphs_comparable,
+    identifiers_of,
+    introspects,
+    names,
+    reaches_out,
+)
+from quizgen.execution.order_program import CHECK, Chunk, Orders, Program, Share, flatten, program_of
+from quizgen.execution.order_reach import Tracer, reached
 from quizgen.execution.order_search import dependencies, distractor_variants, readable, relax
 from quizgen.execution.order_settings import Settings
 from quizgen.execution.order_state import Opaque
@@ -33,13 +41,6 @@ from quizgen.execution.snippets import (
 )
 
 
-def program_of(job: SearchJob) -> Program:
-    blocks = [s["code"] for s in job["lines"] + job["distractors"]]
-    unit = job.get("indent", 0)
-    levels = tuple(job.get("levels") or [0] * len(blocks))
-    return Program(tuple(blocks), len(job["lines"]), unit, levels)
-
-
 class Runs:
     """Compiled steps and the ways to run them on a namespace."""
 
@@ -49,6 +50,7 @@ class Runs:
         self.snippets: list[SnippetJob] = job["lines"] + job["distractors"]
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
+        self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
         """The step's code, or the syntax error that makes every candidate with this step wrong."""
@@ -81,17 +83,39 @@ class Runs:
         return compile(tree, self.snippets[0]["path"], "exec")
 
     def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
-        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates)."""
+        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
+        statement of several blocks raises, `reached` says which of its lines (block, line) ran."""
         code = self.code(step)
+        self.reached = None
         if isinstance(code, SyntaxError):
             return code
+        tracer = Tracer(code) if len(step) > 1 and Tracer.usable() else None
+        if tracer is not None:
+            sys.settrace(tracer)
         try:
             run(code, ns, "the check" if step == CHECK else "a line")
         except SnippetFailed:
             raise
         except Exception as exc:
+            if tracer is not None and sys.gettrace() is tracer:  # (the step may have replaced it)
+                sys.settrace(None)
+                where = self.program.source(step)[1]
+                numbers = [self.snippets[block]["line"] + k for block, k in where]
+                count = reached(tracer.lines, numbers)
+                self.reached = None if count is None else tuple(where[:count])
             return exc
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
         return None
+
+    def broken(self, step: Chunk) -> bool:
+        """Whether the step does not compile (it fails from any state)."""
+        return isinstance(self.code(step), SyntaxError)
+
+    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
+        """Each of the step's lines as (block, line within the block)."""
+        return tuple(self.program.source(step)[1])
 
     def attempt(
         self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None
@@ -134,10 +158,14 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
             "the lines depend on each other"
         )
+    part = job.get("part")
+    share = None if part is None else orders.share(*part)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Discard()
     try:
-        accepted = _accepted(runs, orders, start, fast)
+        accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
+        if share is not None:  # one part of a split search: its accepted orders are all it finds
+            return {"ok": True, "output": "", "orders": accepted, "tried": tried}
         usable = _usable(runs, accepted, start, fast)
         order_settings.restore_settings(start)
         feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
@@ -175,7 +203,7 @@ def _defines(code: str) -> bool:
     return bool({"def", "lambda", "class"} & identifiers_of(code))
 
 
-def _tree(runs: Runs, start: Settings, orders: Orders) -> Tree:
+def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = None) -> Tree:
     """A fast search from a fresh namespace."""
     always = _always(runs)
     order_settings.restore_settings(start)
@@ -185,7 +213,11 @@ def _tree(runs: Runs, start: Settings, orders: Orders) -> Tree:
     job = runs.job
     sources = [s["code"] for s in [*job["setup"], job["check"], *job["lines"], *job["distractors"]]]
     generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
-    return Tree(ns, lambda step: runs.step(ns, step), orders, repeat, liveness, generators)
+    tree = Tree(ns, lambda step: runs.step(ns, step), orders, repeat, liveness, generators, share)
+    tree.graphs = graphs_comparable(sources)
+    if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
+        tree.runs = runs  # lines can be traced: no code of the card's traces them itself
+    return tree
 
 
 def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
@@ -200,14 +232,18 @@ def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
     return passed
 
 
-def _accepted(runs: Runs, orders: Orders, start: Settings, fast: bool) -> list[list[int]]:
-    """The orders that pass the check, sorted."""
+def _accepted(
+    runs: Runs, orders: Orders, start: Settings, fast: bool, share: Share | None = None
+) -> list[list[int]]:
+    """The orders that pass the check (those of one part of a split search), sorted."""
     if fast:
         with contextlib.suppress(_Plain):
-            passed = _explore(_tree(runs, start, orders), [Thread((), 0, False)])
+            passed = _explore(_tree(runs, start, orders, share), [Thread((), 0, False)])
             return sorted(flatten(t.chunks) for t in passed)
     found = []
     for chunks in orders.all():
+        if share is not None and not share.allows(chunks):
+            continue
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
             found.append(flatten(chunks))

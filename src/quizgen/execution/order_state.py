@@ -4,11 +4,12 @@ The state is what the steps still to come can observe: the namespace's live vari
 step may read) with every object reachable from them, the random number generators and torch's global
 settings. `capture` walks it once and gives a fingerprint (to merge orders that reach the same state)
 and a copy (to branch without running a shared prefix again). Only objects whose whole state the walk
-knows are copied and fingerprinted: plain values and containers, CPU tensors without autograd history,
+knows are copied and fingerprinted: plain values and containers, CPU tensors (order_tensors),
 instances of Python classes (modules, optimizers, schedulers, losses: their `__dict__`), functions and
 closures, bound methods, weak references. Objects that came from imported modules (classes, module
-functions, modules, dtypes) are shared, not copied. Anything else (an autograd graph, an iterator, a C
-object, an int equal to the address of an object in the state) makes the state opaque: no copy, no merge.
+functions, modules, dtypes) are shared, not copied. An autograd graph is fingerprinted (when asked:
+`graphs`), never copied. Anything else (an iterator, a C object, an int equal to the address of an
+object in the state) makes the state opaque: no copy, no merge.
 Classes and plain functions the card defines are shared too; `Shared` notes them so the search can
 check at its end that no step changed one.
 """
@@ -16,7 +17,6 @@ check at its end that no step changed one.
 from __future__ import annotations
 
 import enum
-import hashlib
 import sys
 import types
 import weakref
@@ -25,6 +25,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
+
+from quizgen.execution.order_tensors import Opaque, tensor
+
+__all__ = ["Opaque", "Shared", "capture"]
 
 NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
 _HEAPTYPE = 1 << 9
@@ -35,13 +39,8 @@ _EXTERNAL = (
     types.ModuleType, types.CodeType, torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum
 )  # fmt: skip
 _CLASS_BOOKKEEPING = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__"}
-_EXACT_BYTES = 1 << 16  # tensor data up to this size is compared itself, larger data by a BLAKE2 digest
 _EMPTY_MAPPINGS = (dict, OrderedDict)
 _SKIP = {"__builtins__", "__warningregistry__"}  # the interpreter's, not the card's (warnings only print)
-
-
-class Opaque(Exception):
-    """The state holds something a copy or a fingerprint could not capture whole."""
 
 
 class Shared:
@@ -77,16 +76,31 @@ def _inner(obj: object) -> tuple[object, ...]:
 
 
 def capture(
-    ns: dict[str, object], live: Iterable[str] | None, shared: Shared, copy: bool
+    ns: dict[str, object],
+    live: Iterable[str] | None,
+    shared: Shared,
+    copy: bool,
+    graphs: bool = False,
 ) -> tuple[tuple[object, ...], dict[str, object] | None]:
     """The fingerprint of the live part of `ns` (every variable when `live` is None) and, with `copy`,
-    the namespace with its live part copied. Raises Opaque."""
+    the namespace with its live part copied. With `graphs`, a fingerprint takes in autograd graphs
+    (a copy never can). Raises Opaque."""
     names = sorted(ns if live is None else set(live) & set(ns))
     for name in names:  # the usual reason first, before walking anything
         value = ns[name]
-        if isinstance(value, torch.Tensor) and value.grad_fn is not None:
+        if isinstance(value, torch.Tensor) and value.grad_fn is not None and (copy or not graphs):
             raise Opaque("a tensor with autograd history")
     walk = _Walk(copying=copy, shared=shared)
+    walk.graphs = graphs and not copy
+    try:
+        return _capture(walk, ns, names, live)
+    except RecursionError:
+        raise Opaque("a state nested too deep to walk") from None
+
+
+def _capture(
+    walk: _Walk, ns: dict[str, object], names: list[str], live: Iterable[str] | None
+) -> tuple[tuple[object, ...], dict[str, object] | None]:
     if live is None:
         walk.add("names", tuple(k for k in ns if k not in _SKIP))  # the variables' order is visible
     copies: dict[str, object] = {}
@@ -99,7 +113,7 @@ def capture(
     if live is not None:
         walk.add("absent", tuple(sorted(set(live) - set(ns))))
     walk.check_addresses()
-    if not copy:
+    if not walk.copying:
         return walk.digest(), None
     return walk.digest(), {k: copies.get(k, v) for k, v in ns.items()}
 
@@ -128,6 +142,7 @@ def _plain_class(cls: type) -> bool:
 class _Walk:
     def __init__(self, copying: bool, shared: Shared | None) -> None:
         self.copying, self.shared = copying, shared
+        self.graphs = False  # autograd graphs are walked (a fingerprint's), not refused
         self.memo: dict[object, int] = {}
         self.copies: dict[Any, Any] = {}
         self.ints: set[int] = set()
@@ -319,46 +334,6 @@ def _cell(walk: _Walk, cell: Any) -> Any:
     return new
 
 
-def _tensor(walk: _Walk, t: Any) -> Any:
-    if t.grad_fn is not None:
-        raise Opaque("a tensor with autograd history")
-    odd = (t.is_quantized, t.is_nested, t.is_conj(), t.is_neg(), t.is_inference(), t._backward_hooks)
-    if t.layout != torch.strided or t.device.type != "cpu" or any(odd):
-        raise Opaque("a tensor of a kind the search does not copy")
-    if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
-        raise Opaque("a tensor with hooks or names")
-    storage = t.untyped_storage()
-    skey = ("storage", storage._cdata)
-    if skey not in walk.memo:
-        walk.memo[skey] = len(walk.memo)
-        if walk.copying:
-            walk.copies[skey] = storage.clone()
-        else:
-            data = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
-            walk.tokens.append(data if len(data) <= _EXACT_BYTES else hashlib.blake2b(data).digest())
-    base = t._base
-    shape = (tuple(t.shape), t.stride(), t.storage_offset())
-    walk.add("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, walk.memo[skey])
-    copied_base = walk.visit(base) if base is not None else None
-    grad = walk.visit(t.grad) if t.grad is not None else None
-    attributes = walk.visit(dict(vars(t))) if vars(t) else None
-    if not walk.copying:
-        return t
-    if copied_base is not None:  # (capture walks under no_grad)
-        new = copied_base.as_strided(t.size(), t.stride(), t.storage_offset())
-    else:
-        new = torch.empty(0, dtype=t.dtype).set_(walk.copies[skey], t.storage_offset(), t.size(), t.stride())
-    if type(t) is torch.nn.Parameter:
-        new = torch.nn.Parameter(new, requires_grad=t.requires_grad)
-    elif t.requires_grad:
-        new.requires_grad_(True)
-    if grad is not None:
-        new.grad = grad
-    if attributes:
-        new.__dict__.update(attributes)
-    return walk.keep(t, new)
-
-
 def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
     kind = type(obj)
     if isinstance(obj, _EXTERNAL):
@@ -366,7 +341,7 @@ def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
     if isinstance(obj, type):
         return _Walk.card_owned if obj.__module__ == NS_NAME else _Walk.external
     if kind in (torch.Tensor, torch.nn.Parameter):
-        return _tensor
+        return tensor
     if kind.__flags__ & _HEAPTYPE and _plain_class(kind) and hasattr(obj, "__dict__"):
         return _Walk.instance
     raise Opaque(f"an object of type {kind.__qualname__}")
@@ -388,6 +363,6 @@ _HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
     staticmethod: _Walk.wrapper,
     classmethod: _Walk.wrapper,
     property: _Walk.wrapper,
-    torch.Tensor: _tensor,
-    torch.nn.Parameter: _tensor,
+    torch.Tensor: tensor,
+    torch.nn.Parameter: tensor,
 }

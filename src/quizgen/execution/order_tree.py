@@ -6,19 +6,23 @@ with the same steps share those runs: the search goes one step deeper at a time 
 copies the state (order_state.capture); a state it cannot copy is reached again by running the steps
 since the last state it copied. After each step, nodes holding the same blocks at the same point of
 their run are compared, and nodes whose states are equal (order_state: the same live variables with
-the same contents, generators and settings) go on as one: from equal states the same steps do the same.
+the same contents, generators and settings; autograd graphs too, where the code allows) go on as one:
+from equal states the same steps do the same. A step that cannot compile is not run, nor one that
+begins with the lines a failed sibling ran from the same state (order_reach). A search split across
+workers explores only its share of the candidates (order_program.Share).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
 from quizgen.execution import order_settings, order_state
 from quizgen.execution.order_names import Liveness
-from quizgen.execution.order_program import CHECK, Chunk, Orders
+from quizgen.execution.order_program import CHECK, Chunk, Orders, Share
 from quizgen.execution.order_settings import Settings
 from quizgen.execution.order_state import Opaque, Shared
 from quizgen.execution.snippets import SnippetFailed
@@ -26,6 +30,17 @@ from quizgen.execution.snippets import SnippetFailed
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
 FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
 RunStep = Callable[[Chunk], BaseException | None]
+
+
+class Hints(Protocol):
+    """What the runner knows of steps that fail (order_runs.Runs): those that cannot compile, and
+    how far the last failed step got (order_reach)."""
+
+    reached: tuple[tuple[int, int], ...] | None
+
+    def broken(self, step: Chunk) -> bool: ...
+
+    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]: ...
 
 
 @dataclass(frozen=True)
@@ -69,8 +84,12 @@ class Tree:
         repeat: int,
         liveness: Liveness,
         generators: bool,
+        share: Share | None = None,
     ) -> None:
         self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
+        self.share = share  # the part of the candidates to search (None: all of them)
+        self.graphs = False  # states holding autograd graphs are compared too (order_tensors)
+        self.runs: Hints | None = None
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
         self.shared = Shared()
@@ -111,8 +130,9 @@ class Tree:
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
         if not thread.complete:
             for chunk, placed in self.orders.next_chunks(thread.placed):
-                done = placed == self.full
-                yield chunk, Thread((*thread.chunks, chunk), placed, done, thread.ran + 1, thread.tag)
+                chunks = (*thread.chunks, chunk)
+                if self.share is None or self.share.allows(chunks):
+                    yield chunk, Thread(chunks, placed, placed == self.full, thread.ran + 1, thread.tag)
             return
         m = len(thread.chunks)
         step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
@@ -126,12 +146,18 @@ class Tree:
         for thread in node.threads:
             for step, after in self._next(thread):
                 groups.setdefault(step, []).append(after)
-        keep = len(groups) > 1 and len(node.path) >= ANCHOR_GAP and self._anchor(node)
+        if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
+            self._anchor(node)
         children = []
+        failed: set[tuple[tuple[int, int], ...]] = set()  # lines that raised from this state
         for i, (step, threads) in enumerate(groups.items()):
-            self._load(node, last=i == len(groups) - 1 and not keep)
+            if self._fails(step, failed):
+                continue
+            self._load(node, last=i == len(groups) - 1)
             failure = self.run_step(step)
             self.steps += 1
+            if failure is not None and self.runs is not None and self.runs.reached is not None:
+                failed.add(self.runs.reached)
             if step == CHECK:
                 if failure is None:
                     passed += threads
@@ -141,6 +167,16 @@ class Tree:
                 children.append(_Node(threads, node.anchor, (*node.path, step), objects))
         node.objects = None
         return children
+
+    def _fails(self, step: Chunk, failed: set[tuple[tuple[int, int], ...]]) -> bool:
+        """Whether the step fails without running it: it does not compile, or it begins with the lines
+        a sibling ran from the same state before raising (order_reach)."""
+        if self.runs is None or step == CHECK:
+            return False
+        if self.runs.broken(step):
+            return True
+        where = self.runs.where(step) if failed else ()
+        return any(where[: len(lines)] == lines for lines in failed)
 
     def _finish(self, node: _Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
@@ -154,24 +190,25 @@ class Tree:
                 return
         passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
 
-    def _anchor(self, node: _Node) -> bool:
-        """Keep a branching state as an anchor when it can be copied: its subtree replays from it."""
+    def _anchor(self, node: _Node) -> None:
+        """Keep a copy of a branching state as an anchor when it can be copied: its subtree replays
+        from it (the node's own objects still go to its last child)."""
         assert node.objects is not None
         if node.opaque:
-            return False
+            return
         try:
-            order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+            _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
         except Opaque:
             node.opaque = True
-            return False
-        node.anchor = _Anchor(node.objects[0], node.objects[1], node.live)
+            return
+        assert copy is not None
+        node.anchor = _Anchor(copy, node.objects[1], node.live)
         node.path = ()
-        return True
 
     def _load(self, node: _Node, last: bool) -> None:
         """Make the namespace hold the node's state: its own objects (on their last use), a copy of
         them, or a copy of its anchor with the steps since run again."""
-        if node.objects is not None and node.path:
+        if node.objects is not None:
             if last:
                 self._put(*node.objects)
                 node.objects = None
@@ -227,7 +264,9 @@ class Tree:
         for child in bucket:
             assert child.objects is not None
             try:
-                key, _ = order_state.capture(child.objects[0], child.live, self.shared, copy=False)
+                key, _ = order_state.capture(
+                    child.objects[0], child.live, self.shared, copy=False, graphs=self.graphs
+                )
             except Opaque:
                 child.opaque = True
                 merged.append(child)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from typing import IO
 import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
 from quizgen.errors import QuizgenError
+from quizgen.execution import order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 
 
@@ -47,6 +49,7 @@ class Pool:
         self.jobs, self.memory = jobs, memory
         self.sandbox_off = ""  # why snippets run without the sandbox ("" when they run in it)
         self._ready = False
+        self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         env = dict(os.environ)
         # Thread pools are sized when torch loads; one thread keeps answers bit-reproducible
@@ -100,30 +103,42 @@ class Pool:
     def run(
         self, work: dict[str, Job], timeout: float = DEFAULT_TIMEOUT
     ) -> Generator[tuple[str, Result], None, None]:
-        """Yield (key, result) for every job as results come in; stopping early cancels the rest."""
+        """Yield (key, result) for every job as results come in; stopping early cancels the rest.
+        A big order search is split across the workers (order_split): its key's result is the joined one."""
+        self.used = True
         self.ready()
         assert self.proc.stdin is not None
         stdin = self.proc.stdin
+        split = order_split.Split(work, self.jobs)
+        outbox: queue.SimpleQueue[tuple[str, Job] | None] = queue.SimpleQueue()
 
         def feed() -> None:
             try:
-                for key, job in work.items():
-                    self._send({"id": key, "job": job, "timeout": timeout})
-                stdin.flush()
+                while (item := outbox.get()) is not None:
+                    self._send({"id": item[0], "job": item[1], "timeout": timeout})
+                    if outbox.empty():
+                        stdin.flush()
             except (BrokenPipeError, OSError):
                 pass  # the worker died; the reader reports it
 
         # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        left = set(work)
+        for item in split.first.items():
+            outbox.put(item)
+        left = set(split.first)
         try:
             while left:
                 message = self._receive()
                 if "id" in message and message["id"] in left:
                     left.discard(message["id"])
-                    yield message["id"], message["result"]
+                    results, more = split.receive(message["id"], message["result"])
+                    left |= set(more)
+                    for item in more.items():
+                        outbox.put(item)
+                    yield from results
         finally:
+            outbox.put(None)
             writer.join()
             if left and self.proc.poll() is None:
                 self._cancel()

@@ -13,17 +13,19 @@ ANSWER_TYPES: dict[str, str] = {
     "none": "None",
     "bool": "a Python bool",
     "int": "a Python int",
-    "float": "a Python float (NaN and infinities as the strings 'nan', 'inf', '-inf')",
+    "float": "a Python float (NaN and infinities as the strings 'nan', 'inf', '-inf'), with the dtype of the "
+    "tensor it was taken from when known (`t.item()`)",
+    "complex": "a Python complex, as {re, im}",
     "str": "a Python str",
     "shape": "a torch.Size, as a list of ints",
     "dtype": "a torch.dtype, as its name ('torch.float32')",
-    "tensor": "a strided real tensor: nested lists of numbers (or bools), with its dtype and shape",
-    "list": "a list or tuple of plain numbers",
+    "tensor": "a strided tensor: nested lists of numbers, bools or {re, im}, with its dtype and shape",
+    "list": "a list or tuple of equally nested numbers, or of bools (dtype 'bool')",
     "exception": "the snippet raised: value is the exception's type name, message its text",
     "repr": "anything else, compared by its repr",
 }
 AnswerType = Literal[
-    "none", "bool", "int", "float", "str", "shape", "dtype", "tensor", "list", "exception", "repr"
+    "none", "bool", "int", "float", "complex", "str", "shape", "dtype", "tensor", "list", "exception", "repr"
 ]
 
 
@@ -32,8 +34,8 @@ class Answer(TypedDict):
 
     type: AnswerType
     value: JSON
-    display: str  # how Python shows it
-    dtype: NotRequired[str]  # tensors only
+    display: str  # how learners read it: as Python shows it, floats at their dtype's precision
+    dtype: NotRequired[str]  # tensors; floats and lists when known (floats show at its precision)
     shape: NotRequired[list[int]]  # tensors only
     message: NotRequired[str]  # exceptions only
 
@@ -69,6 +71,10 @@ class SearchJob(TypedDict):
     cite: NotRequired[dict[str, SnippetJob]]  # evaluated after the given order and the check
     indent: NotRequired[int]  # spaces per level when the blocks' levels are part of the answer
     levels: NotRequired[list[int]]  # with indent: each block's level (lines, then distractors)
+    # A search split across workers (the pool's doing, never a card's): part k of n finds only the
+    # accepted orders among its share of the candidates; the last job is given all they found.
+    part: NotRequired[list[int]]  # [k, n]
+    accepted: NotRequired[list[list[int]]]
 
 
 Job: TypeAlias = RunJob | SearchJob
@@ -183,6 +189,7 @@ class Outcome:
     seconds: float = 0.0
     cached: bool = False
     placed: Placed | None = None  # an exception answer placed in one card's files (set per card)
+    parts: dict[str, Outcome] | None = None  # the card's further jobs' outcomes by name (set per card)
 
     @classmethod
     def from_result(cls, data: Result) -> Outcome:
@@ -218,7 +225,14 @@ class Outcome:
             "error": self.error,
             "torch_version": self.torch_version,
             "seconds": self.seconds,
+            "parts": {k: p.part_json() for k, p in self.parts.items()} if self.parts else None,
         }
+
+    def part_json(self) -> dict[str, object]:
+        """As a further job's outcome shows in its card's: without its time (same sources, same bytes)."""
+        data = self.to_json()
+        data.pop("seconds")
+        return data
 
 
 class Request(TypedDict, total=False):

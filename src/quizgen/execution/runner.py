@@ -13,7 +13,7 @@ import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
 from quizgen.execution import cite, order_search
-from quizgen.execution.describe import describe
+from quizgen.execution.describe import describe, evaluate
 from quizgen.execution.protocol import (
     Answer,
     Job,
@@ -130,19 +130,18 @@ def _run_code(job: RunJob, paths: set[str]) -> Result:
             raise SnippetFailed(format_exception(exc, paths)) from None
         return _with_cites(result, job, ns, paths)
     expr_job = job.get("expr")
-    expr = compile_snippet(expr_job, "eval") if expr_job else None
     try:
         run(code, ns, "the snippet")
-        if expr is None:
+        if expr_job is None:
             raise SnippetFailed("the snippet finished without raising, and the card has no answer_expr")
-        value = eval(expr, ns)
+        value, dtype = evaluate(expr_job, ns)
     except SnippetFailed:
         raise
     except BaseException as exc:
         result["value"] = _exception_answer(exc)
         result["raised"] = _raised(exc, job)
     else:
-        result["value"] = describe(value)
+        result["value"] = describe(value, dtype)
     return _with_cites(result, job, ns, paths)
 
 

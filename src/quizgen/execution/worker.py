@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 
 from quizgen.constants import (
     DEFAULT_MEMORY,
@@ -39,6 +40,14 @@ from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 WORKER_GRACE = 10.0
 
 
+def _learner_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """A warning as a card's output shows it to learners: `UserWarning: text`, without the file and line
+    it came from (a path on the author's machine, inside torch or the card file)."""
+    return f"{category.__name__}: {message}\n"
+
+
 def _warm_up(optimizers: bool) -> str:
     import torch
     import torch.nn
@@ -48,6 +57,7 @@ def _warm_up(optimizers: bool) -> str:
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
+    warnings.formatwarning = _learner_warning
     runner.remember_state()
     if not optimizers:
         return str(torch.__version__)

@@ -35,6 +35,11 @@ class CardKind:
         """What the worker must run for the card, or None when nothing in it executes."""
         return None
 
+    def further_jobs(self, deck: Deck, card: Card) -> dict[str, Job]:
+        """Jobs the card needs besides its own, by name (a value card's variants); their outcomes reach
+        verify and view as outcome.parts."""
+        return {}
+
     def failure(self, card: Card, message: str) -> str:
         """The message for a card whose execution failed."""
         return message
@@ -61,6 +66,10 @@ class CardKind:
         for name, value in (outcome.cited or {}).items():  # a string is quoted as text, not as its repr
             values[name] = str(value["value"]) if value["type"] == "str" else answers.show(value)
         return values
+
+    def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
+        """The outcome as build/cards.json publishes it (a kind may ship a shorter equivalent)."""
+        return outcome
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         """Fill in the kind's part of what learners see."""

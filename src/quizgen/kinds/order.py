@@ -21,6 +21,7 @@ from quizgen.errors import Location, Problem
 from quizgen.execution.order_program import Program
 from quizgen.execution.protocol import JSON, Feedback, Job, Outcome, SearchJob
 from quizgen.kinds.base import CardKind, setup_jobs
+from quizgen.kinds.order_answer import readable_answer
 from quizgen.render.markup import highlight, markdown
 from quizgen.render.present import CardView, OrderItem, shuffled
 
@@ -140,6 +141,14 @@ class OrderKind(CardKind):
         values["orders"] = str(len(outcome.orders or []))
         return values
 
+    def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
+        """With before-pairs that allow exactly the accepted orders, those pairs instead of the list."""
+        orders = cast("list[list[int]] | None", outcome.get("orders"))
+        before = partial_order(orders or [], len(cast(OrderCard, card).lines))
+        if before is None:
+            return outcome
+        return {**{k: v for k, v in outcome.items() if k != "orders"}, "before": [list(p) for p in before]}
+
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(OrderCard, vc.card)
         view.prompt_html = markdown(card.ask)
@@ -156,13 +165,18 @@ class OrderKind(CardKind):
         view.judge = {
             "labels": [item.label for item in view.items],
             "items": [item.line for item in view.items],
-            "orders": [list(order) for order in view.accepted],
+            "attempts": view.attempts,
         }
-        if card.indent:
-            view.judge["levels"] = [card.levels[_block(card, item.line)] for item in view.items]
+        # When before-pairs describe the accepted orders exactly, they are shipped (and judged by) alone.
         before = partial_order(view.accepted, len(card.lines))
         if before is not None:
             view.judge["before"] = [[a, b] for a, b in before]
+        else:
+            view.judge["orders"] = [list(order) for order in view.accepted]
+        if card.indent:
+            view.judge["levels"] = [card.levels[_block(card, item.line)] for item in view.items]
+        blocks = [_program(card, [i]) for i in range(len(card.lines))]
+        view.back_html = readable_answer(blocks, before, view.accepted)
         feedback: dict[str, JSON] = {}
         for entry in (vc.outcome.feedback if vc.outcome else None) or []:
             feedback.setdefault(_feedback_key(card, entry), feedback_message(card, entry))
@@ -171,13 +185,14 @@ class OrderKind(CardKind):
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         card = cast(OrderCard, vc.card)
         lines = "".join(
-            f'<li><span class="qg-line-label">{item.label}</span>{item.html}</li>' for item in view.items
+            f'<li data-item="{k}"><span class="qg-line-label">{item.label}</span>{item.html}</li>'
+            for k, item in enumerate(view.items)
         )
         solution = _program(card, view.accepted[0]) if view.accepted else ""
         return {
             "Question": view.prompt_html,
             "Lines": lines,
-            "Accepted": "".join(f"<li>{labels}</li>" for labels in view.accepted_labels),
+            "Accepted": view.back_html,
             "Solution": highlight(solution) if solution else "",
         }
 

@@ -12,7 +12,8 @@ from quizgen.cards.model import Card, Deck, Declared, Snippet, Tolerance, Verifi
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
 from quizgen.errors import Problem
-from quizgen.execution.protocol import JSON, Answer, Job, Outcome
+from quizgen.execution.protocol import JSON, Answer, Job, Outcome, RunJob
+from quizgen.kinds import variants
 from quizgen.kinds.base import CardKind, raised_problem, setup_jobs, snippet_lines
 from quizgen.render.markup import markdown
 from quizgen.render.present import CardView
@@ -25,12 +26,14 @@ class ValueCard(Card):
     answer_expr: Snippet | None = None
     declared: Declared | None = None
     tolerance: Tolerance = field(default_factory=Tolerance)
+    variants: list[variants.Variant] = field(default_factory=list)
+    answers: str = "choice"  # with variants: answered by choosing ("choice") or by typing ("typed")
 
 
 def _numeric_nested(value: JSON) -> bool:
     if isinstance(value, list):
         return all(_numeric_nested(v) for v in value)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float))  # booleans too: a mask, a tuple of bools
 
 
 def _raises_problem(value: dict[str, JSON]) -> str | None:
@@ -66,7 +69,7 @@ def _answer_problem(value: JSON, raises: bool) -> str | None:
                 return "a mapping answer is {shape: [ints]} or {raises: ErrorName, match: regex}"
     elif isinstance(value, list):
         if not _numeric_nested(value):
-            return "a list answer holds numbers (or lists of numbers) only"
+            return "a list answer holds numbers or booleans (or lists of them) only"
     elif value is not None and not isinstance(value, (int, float, bool, str)):
         return f"unsupported answer {value!r}"
     if raises and not (isinstance(value, dict) and "raises" in value):
@@ -95,10 +98,12 @@ class ValueKind(CardKind):
             "answer",
             False,
             "Declared answer; the build fails unless execution agrees. A number, true/false, null, a "
-            "string, a list of numbers, {shape: [...]} or {raises: ErrorName, match: regex}. An exception "
-            "is an answer only when declared so.",
+            "list of numbers or booleans (nested for more dimensions), a string (text, a dtype, or any "
+            "spelling a learner may type: '2+4j', '(False, True)'), {shape: [...]} or "
+            "{raises: ErrorName, match: regex}. An exception is an answer only when declared so.",
         ),
         "tolerance": Field("tolerance", False, "rtol/atol for numbers, also used to judge typed answers."),
+        "variants": variants.FIELD,
     }
 
     def parse(self, reader: Reader, common: Card) -> ValueCard:
@@ -112,6 +117,8 @@ class ValueKind(CardKind):
             if problem:
                 reader.error(card.declared.location, problem)
         card.tolerance = reader.tolerance()
+        card.variants = variants.read(reader, card.code)
+        card.answers = reader.answers
         return card
 
     def job(self, deck: Deck, card: Card) -> Job | None:
@@ -126,22 +133,13 @@ class ValueKind(CardKind):
             "expr": card.answer_expr.to_job() if card.answer_expr else None,
         }
 
+    def further_jobs(self, deck: Deck, card: Card) -> dict[str, Job]:
+        card = cast(ValueCard, card)
+        return variants.jobs(cast(RunJob | None, self.job(deck, card)), card.variants)
+
     def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
         card = cast(ValueCard, card)
-        if outcome.value is None:
-            return [Problem(card.at("code"), "execution produced no answer")]
-        if outcome.value["type"] == "exception":
-            problem = _exception_problem(card, outcome)
-            if problem:
-                return [problem]
-        if card.declared is None or answers.matches(card.declared.value, outcome.value, card.tolerance):
-            return []
-        message = (
-            f"declared answer {answers.show_declared(card.declared.value)} but execution gives "
-            f"{answers.show(outcome.value)}"
-        )
-        hint = answers.mismatch_hint(card.declared.value, outcome.value, card.tolerance)
-        return [Problem(card.declared.location, f"{message}: {hint}" if hint else message)]
+        return [*_answer_problems(card, outcome), *variants.problems(card.variants, outcome, card.tolerance)]
 
     def placeholders(self, card: Card) -> set[str]:
         return {"answer", *super().placeholders(card)}
@@ -173,9 +171,29 @@ class ValueKind(CardKind):
             "answer": {k: cast(JSON, answer.get(k)) for k in keys},
             "tolerance": {"rtol": card.tolerance.rtol, "atol": card.tolerance.atol},
         }
+        if vc.outcome is not None and card.variants:
+            view.judge.update(variants.judge(card.variants, vc.outcome, card.tolerance, card.answers))
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         return {"Question": view.prompt_html, "Code": view.code_html, "Answer": html.escape(view.answer_text)}
+
+
+def _answer_problems(card: ValueCard, outcome: Outcome) -> list[Problem]:
+    """Every way the card's own answer disagrees with its execution."""
+    if outcome.value is None:
+        return [Problem(card.at("code"), "execution produced no answer")]
+    if outcome.value["type"] == "exception":
+        problem = _exception_problem(card, outcome)
+        if problem:
+            return [problem]
+    if card.declared is None or answers.matches(card.declared.value, outcome.value, card.tolerance):
+        return []
+    message = (
+        f"declared answer {answers.show_declared(card.declared.value)} but execution gives "
+        f"{answers.show(outcome.value)}"
+    )
+    hint = answers.mismatch_hint(card.declared.value, outcome.value, card.tolerance)
+    return [Problem(card.declared.location, f"{message}: {hint}" if hint else message)]
 
 
 def _exception_problem(card: ValueCard, outcome: Outcome) -> Problem | None:

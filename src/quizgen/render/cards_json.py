@@ -1,15 +1,19 @@
-"""`build/cards.json`: every verified card with its executed answer, output and accepted orders."""
+"""`build/cards.json`: every verified card with its executed answer, output and accepted orders (or the
+before-pairs that allow exactly those, where there are: the kind says, `published`)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
 
+from quizgen import kinds
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render.base import Project, Rendered
 from quizgen.render.stage import Stage
 
-FORMAT_VERSION = 1
+# 2: an order card whose accepted orders are a graph carries `before` instead of `orders`; answers
+# may be complex numbers and lists of bools; value cards may carry `variants`.
+FORMAT_VERSION = 2
 
 
 def cards_data(decks: list[VerifiedDeck]) -> dict[str, object]:
@@ -26,6 +30,7 @@ def cards_data(decks: list[VerifiedDeck]) -> dict[str, object]:
             outcome = vc.outcome.to_json() if vc.outcome else None
             if outcome is not None:
                 outcome.pop("seconds")  # the same sources must build the same bytes
+                outcome = kinds.get(vc.card.kind).published(vc.card, outcome)
             card["outcome"] = outcome
             cards.append(card)
         deck["cards"] = cards

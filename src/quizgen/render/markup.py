@@ -1,17 +1,20 @@
-"""Card text to safe HTML: Markdown (raw HTML as text), Pygments-highlighted code, math left for MathJax."""
+"""Card text to safe HTML: Markdown (raw HTML as text), Pygments-highlighted code, math kept as TeX in a
+`<span class="math">` (Anki's MathJax renders it; the quiz swaps in MathML, render_math), local images
+left for the renderers to copy (image_sources, rewrite_images)."""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
-from pygments import highlight as _pygments_highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer, get_lexer_by_name
-from pygments.util import ClassNotFound
+
+from quizgen.render.highlighting import tokens_html
 
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
@@ -22,11 +25,7 @@ _FENCE = re.compile(r"^(\s*)(```|~~~).*?^\1\2", re.S | re.M)
 
 def highlight(code: str, language: str = "python") -> str:
     """Code as `<pre class="highlight">` with Pygments token classes (no inline styles)."""
-    try:
-        lexer = PythonLexer() if language in ("", "python", "py") else get_lexer_by_name(language)
-    except ClassNotFound:
-        lexer = get_lexer_by_name("text")
-    body = _pygments_highlight(code, lexer, HtmlFormatter(nowrap=True))
+    body = tokens_html(code, language)  # memoised: the same code is highlighted once
     return f'<pre class="highlight"><code>{body}</code></pre>'
 
 
@@ -35,13 +34,23 @@ def _fence(code: str, info: str, _attrs: str) -> str:
 
 
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)
+_MATH_SPAN = re.compile(r'<span class="math">(.*?)</span>', re.S)
+_IMG_SRC = re.compile(r'(<img src=")([^"]*)(")')
+_HEADING = re.compile(r"(<h([1-6])>)(.*?)(</h\2>)", re.S)
+# Where a long name may break: after `::`, `.`, `_`, `/`, and before a capitalised word after 3 small letters.
+_BREAK = re.compile(r"(::|[._/](?=\w)|(?<=[a-z]{3})(?=[A-Z][a-z]))")
+
+
+def is_remote(src: str) -> bool:
+    """An image source that is not a file of the project (a URL, `//host/...`, `data:`)."""
+    return bool(_REMOTE.match(src))
 
 
 def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
     """A remote image becomes a link: decks and quizzes never load anything from the network."""
     token = tokens[idx]
     src = str(token.attrGet("src") or "")
-    if _REMOTE.match(src) and not src.lower().startswith("data:"):
+    if is_remote(src) and not src.lower().startswith("data:"):
         alt = self.renderInlineAsText(token.children or [], options, env) or src
         return f'<a href="{html.escape(src)}">{html.escape(alt)}</a>'
     return str(self.image(tokens, idx, options, env))
@@ -70,6 +79,7 @@ def markdown(text: str, inline: bool = False) -> str:
     protected = _protect_math(text, keep)
     md = _md()
     rendered = md.renderInline(protected) if inline else md.render(protected)
+    rendered = _HEADING.sub(lambda m: m.group(1) + breakable(m.group(3)) + m.group(4), rendered)
     return re.sub(
         "\ue000(\\d+)\ue001",
         lambda m: f'<span class="math">{html.escape(stash[int(m.group(1))])}</span>',
@@ -77,7 +87,72 @@ def markdown(text: str, inline: bool = False) -> str:
     )
 
 
-def _protect_math(text: str, keep: object) -> str:
+def breakable(fragment: str) -> str:
+    """HTML with `<wbr>` where a long name may break (`PyTorch::Zeroing<wbr>Gradients`), in text only:
+    a narrow screen then wraps a heading between words, not inside one."""
+    parts = re.split(r"(<[^>]*>|&[#\w]+;)", fragment)
+    return "".join(p if p.startswith(("<", "&")) else _BREAK.sub(r"\g<0><wbr>", p) for p in parts)
+
+
+def math_in(text: str) -> list[tuple[str, bool]]:
+    """The TeX of every `\\( \\)` and `\\[ \\]` outside code, each with whether it is display math."""
+    found: list[tuple[str, bool]] = []
+    if "\\(" not in text and "\\[" not in text:
+        return found
+
+    def keep(match: re.Match[str]) -> str:
+        inline, display = match.group(1), match.group(2)
+        found.append((display, True) if display is not None else (inline, False))
+        return ""
+
+    _protect_math(text, keep)
+    return found
+
+
+def image_sources(text: str) -> list[str]:
+    """The `src` of every Markdown image in the text (as Markdown normalised it), in order."""
+    found: list[str] = []
+    if "![" not in text:
+        return found
+    tokens = _md().parse(_protect_math(text, lambda m: "math"))
+    for token in tokens:
+        for child in token.children or []:
+            if child.type == "image":
+                found.append(str(child.attrGet("src") or ""))
+    return found
+
+
+def image_path(src: str) -> str:
+    """The file name an image's (percent-encoded) src stands for."""
+    return unquote(html.unescape(src))
+
+
+def rewrite_images(fragment: str, new_src: Callable[[str], str | None]) -> str:
+    """Rendered HTML with each `<img src>` replaced by `new_src(src)` (kept when it gives None)."""
+
+    def swap(m: re.Match[str]) -> str:
+        src = new_src(m.group(2))
+        return m.group(0) if src is None else m.group(1) + html.escape(src) + m.group(3)
+
+    return _IMG_SRC.sub(swap, fragment)
+
+
+def render_math(fragment: str) -> str:
+    """HTML with every math span's TeX replaced by MathML (the TeX was checked when the cards loaded)."""
+    from quizgen.render.mathml import TexError, mathml
+
+    def convert(m: re.Match[str]) -> str:
+        tex = html.unescape(m.group(1))
+        display = tex.startswith("\\[")
+        try:
+            return f'<span class="math">{mathml(tex[2:-2], display)}</span>'
+        except TexError:  # shown as written, as it was before the check (a template may add math)
+            return m.group(0)
+
+    return _MATH_SPAN.sub(convert, fragment)
+
+
+def _protect_math(text: str, keep: Callable[[re.Match[str]], str]) -> str:
     """Replace math outside code with placeholders, leaving code spans and fences alone."""
     out = []
     pos = 0
@@ -89,7 +164,7 @@ def _protect_math(text: str, keep: object) -> str:
         if any(a <= m.start() < b for a, b in code):
             continue
         out.append(text[pos : m.start()])
-        out.append(keep(m))  # type: ignore[operator]
+        out.append(keep(m))
         pos = m.end()
     out.append(text[pos:])
     return "".join(out)

@@ -5,13 +5,18 @@ The common part is filled here; each kind fills its own part (quizgen/kinds/<kin
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import random
-from dataclasses import dataclass, field
+import re
+import textwrap
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
 
-from quizgen.cards.model import VerifiedCard, VerifiedDeck
-from quizgen.execution.protocol import JSON
-from quizgen.render.markup import highlight, markdown
+from quizgen.cards.model import Deck, VerifiedCard, VerifiedDeck
+from quizgen.execution.protocol import JSON, Job, job_snippets
+from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
 
 
 @dataclass
@@ -37,12 +42,15 @@ class CardView:
     code_html: str = ""
     setup_html: str = ""  # the card's own setup, highlighted (what runs before an order puzzle's lines)
     output: str = ""
-    torch_version: str = ""
+    executed: bool = False  # something of the card ran at build time (its output and proof are real)
+    torch_version: str = ""  # only when what ran used torch ("verified with torch X")
     answer_text: str = ""
     verdict: bool | None = None
     items: list[OrderItem] = field(default_factory=list)
     accepted: list[list[int]] = field(default_factory=list)
     judge: dict[str, JSON] = field(default_factory=dict)  # what judge.js needs (embedded as JSON)
+    attempts: int = 3  # checks the card allows before its answer (an order puzzle's; its deck's setting)
+    media: dict[str, Path] = field(default_factory=dict)  # image file name in the outputs -> its source
 
     @property
     def accepted_labels(self) -> list[str]:
@@ -62,10 +70,15 @@ def shuffled(card_id: str, n: int) -> list[int]:
     return order
 
 
-def card_view(vc: VerifiedCard, deck_tags: list[str]) -> CardView:
+def card_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None = None) -> CardView:
+    """What learners see of a card; `deck` (its setup) tells whether the card's code used torch."""
     from quizgen import kinds
 
     card = vc.card
+    deck = deck or Deck(card.deck, card.location.path)
+    job = kinds.get(card.kind).job(deck, card) if vc.outcome is not None else None
+    if job is not None and card.cite:
+        job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
     view = CardView(
         id=card.id,
         kind=card.kind,
@@ -74,14 +87,94 @@ def card_view(vc: VerifiedCard, deck_tags: list[str]) -> CardView:
         prompt_html="",
         explain_html=markdown(card.explain),
         output=vc.output,
-        torch_version=vc.torch_version,
+        executed=vc.outcome is not None,
+        attempts=deck.attempts or CardView.attempts,
+        torch_version=vc.torch_version if job is not None and uses_torch(job) else "",
     )
     kinds.get(card.kind).view(vc, view)
     view.code_html = highlight(view.code) if view.code else ""
     setup = "\n".join(s.code.strip() for s in kinds.get(card.kind).setup_shown(card) if s.code.strip())
     view.setup_html = highlight(setup) if setup else ""
+    for f in fields(view):
+        if f.name.endswith("_html"):
+            setattr(view, f.name, with_media(getattr(view, f.name), card.location.path, view.media))
     return view
 
 
 def deck_views(deck: VerifiedDeck) -> list[CardView]:
-    return [card_view(vc, deck.deck.tags) for vc in deck.cards]
+    return [card_view(vc, deck.deck.tags, deck.deck) for vc in deck.cards]
+
+
+def media_name(path: Path) -> str:
+    """An image's name in the outputs: from its content, so it is stable and two images never collide."""
+    return f"qg-{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}{path.suffix.lower()}"
+
+
+def with_media(fragment: str, card_file: str, media: dict[str, Path]) -> str:
+    """HTML whose local images name their media file (as Anki wants it); the files go into `media`."""
+    from quizgen.cards.text import image_file
+
+    def rename(src: str) -> str | None:
+        path = image_file(card_file, src)
+        if is_remote(src) or not path.is_file():  # the loader reported it already
+            return None
+        name = media_name(path)
+        media[name] = path
+        return name
+
+    return rewrite_images(fragment, rename) if "<img" in fragment else fragment
+
+
+def deck_description(deck: Deck, media: dict[str, Path]) -> str:
+    """A deck's description as HTML, its images named like the cards' (their files go into `media`)."""
+    return with_media(markdown(deck.description), deck.path, media)
+
+
+@cache
+def _statements(code: str) -> tuple[tuple[frozenset[str], frozenset[str], frozenset[str]], ...]:
+    """Each statement of a snippet as (names it reads, names it binds, names it binds to torch); a piece
+    that does not parse alone (an order line such as `for x in xs:`) as one statement reading every name
+    it mentions. Cached: every card of a deck shares its setup."""
+    try:
+        statements = ast.parse(textwrap.dedent(code)).body
+    except SyntaxError:
+        return ((frozenset(re.findall(r"[A-Za-z_]\w*", code)), frozenset(), frozenset()),)
+    return tuple(_names(statement) for statement in statements)
+
+
+def _names(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+    torch: set[str] = set()
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        module = statement.module if isinstance(statement, ast.ImportFrom) else None
+        torch = {
+            (alias.asname or alias.name).split(".")[0]
+            for alias in statement.names
+            if (module or alias.name).split(".")[0] == "torch"
+        }
+    return frozenset(read), frozenset(bound), frozenset(torch)
+
+
+def uses_torch(job: Job) -> bool:
+    """Whether the card's own code uses torch: names it, or names what the setup made with it.
+
+    A deck's `import torch` alone does not count, so a plain-Python card never claims torch verified it.
+    """
+    setup = job["setup"]
+    torch: set[str] = set()  # names bound to torch or to something made with it
+    for snippet in job_snippets(job):
+        own = snippet not in setup
+        for read, bound, imported in _statements(snippet["code"]):
+            if imported or not read & torch:
+                torch |= imported
+            elif own:
+                return True
+            else:
+                torch |= bound
+    return False

@@ -1,7 +1,8 @@
 """The self-hosted HTML quiz: `build/quiz/` with an index of the decks, a page per deck and the assets.
 
 Pages are static and self-contained (the card data is embedded in each page), so the folder works
-from any static host and straight from disk (file://), and never asks the network for anything.
+from any static host and straight from disk (file://), and never asks the network for anything: math is
+MathML made at build time, and the cards' images are copied into `media/`.
 """
 
 from __future__ import annotations
@@ -14,17 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from quizgen import __version__, kinds
 from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import QuizgenError
 from quizgen.render.base import Project, Rendered
-from quizgen.render.markup import markdown, pygments_css
-from quizgen.render.present import CardView, deck_views
+from quizgen.render.markup import breakable, pygments_css, render_math, rewrite_images
+from quizgen.render.present import CardView, deck_description, deck_views
 from quizgen.render.stage import Stage
 from quizgen.render.templating import environment
 
 STATIC = Path(__file__).parent.parent / "static"
+MEDIA = "media"  # the cards' images, under their content-hashed names
+# Code scrolls sideways, so keyboard users must be able to focus it; an order puzzle's lines are tiles
+# that wrap instead (the line itself takes focus), and code in a <details> waits until it is opened.
+_CODE_BLOCK = re.compile(r'(?<!<div class="line-code">)<pre class="highlight">')
+_DETAILS = re.compile(r"(<details\b.*?</details>)", re.S)
 KIND_SCRIPTS = "kinds"  # static/quiz/kinds/<kind>.js: a kind's own quiz script, if it has one
 
 
@@ -57,10 +64,16 @@ class DeckEntry:
     description_html: str  # sanitized Markdown
     tags: list[str]
     cards: list[CardView]
+    media: dict[str, Path] = field(default_factory=dict)  # the images its description shows
 
     @property
     def card_ids(self) -> list[str]:
         return [card.id for card in self.cards]
+
+    @property
+    def heading(self) -> Markup:
+        """The name, able to wrap between its parts (`PyTorch::<wbr>Gradients`) rather than inside a word."""
+        return Markup(breakable(str(escape(self.name))))
 
 
 @dataclass(frozen=True)
@@ -98,14 +111,16 @@ def deck_entries(decks: list[VerifiedDeck]) -> list[DeckEntry]:
     entries = []
     for vd in decks:
         slug = slugify(vd.deck.name, taken)
+        media: dict[str, Path] = {}
         entries.append(
             DeckEntry(
                 name=vd.deck.name,
                 slug=slug,
                 url=f"decks/{slug}.html",
-                description_html=markdown(vd.deck.description),
+                description_html=deck_description(vd.deck, media),
                 tags=vd.deck.tags,
                 cards=deck_views(vd),
+                media=media,
             )
         )
     return entries
@@ -147,9 +162,30 @@ def _versions(cards: list[CardView]) -> list[str]:
     return sorted({c.torch_version for c in cards if c.torch_version})
 
 
-def _render(env: jinja2.Environment, name: str, context: PageContext, target: Path) -> None:
+def _write_media(folder: Path, entries: list[DeckEntry]) -> set[str]:
+    """Copy every image the cards and descriptions show into media/; their names."""
+    media = {name: path for e in entries for name, path in e.media.items()}
+    media.update((name, path) for e in entries for card in e.cards for name, path in card.media.items())
+    if media:
+        folder.mkdir(parents=True)
+    for name, source in sorted(media.items()):
+        shutil.copyfile(source, folder / name)
+    return set(media)
+
+
+def _finish(text: str, root: str, media: set[str]) -> str:
+    """A rendered page with its math as MathML, its images' sources relative to the page and its code
+    blocks focusable."""
+    text = rewrite_images(text, lambda src: f"{root}{MEDIA}/{src}" if src in media else None)
+    parts = _DETAILS.split(text)
+    focusable = '<pre class="highlight" tabindex="0">'
+    text = "".join(p if p.startswith("<details") else _CODE_BLOCK.sub(focusable, p) for p in parts)
+    return render_math(text)
+
+
+def _render(env: jinja2.Environment, name: str, context: PageContext, target: Path, media: set[str]) -> None:
     try:
-        text = env.get_template(name).render(context.variables())
+        text = _finish(env.get_template(name).render(context.variables()), context.root, media)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"{exc.filename or exc.name}:{exc.lineno}: {exc.message}") from None
     except jinja2.TemplateError as exc:
@@ -204,7 +240,11 @@ class QuizRenderer:
         entries = deck_entries(project.decks)
         folder = stage.folder(site)
         urls = _write_assets(folder / "assets")
-        _render(env, "quiz/index.html", _page(entries, urls, None, project.title), folder / "index.html")
+        media = _write_media(folder / MEDIA, entries)
+        index = _page(entries, urls, None, project.title)
+        _render(env, "quiz/index.html", index, folder / "index.html", media)
         for entry in entries:
-            _render(env, "quiz/deck.html", _page(entries, urls, entry, project.title), folder / entry.url)
+            _render(
+                env, "quiz/deck.html", _page(entries, urls, entry, project.title), folder / entry.url, media
+            )
         return Rendered([site])

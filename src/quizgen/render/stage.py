@@ -80,9 +80,22 @@ class Stage:
             steps.append(journal.unlink)
         return steps
 
+    def keep_unchanged(self) -> None:
+        """Leave alone every target the build made again byte for byte: a staged file equal to its target
+        is dropped, and one in a staged folder becomes a link to the target's (same bytes, same times)."""
+        for tmp, target in list(self._files):
+            if _same(tmp, target):
+                tmp.unlink()
+                self._files.remove((tmp, target))
+        for tmp, target in list(self._dirs):
+            if target.is_dir() and _adopt(tmp, target):
+                shutil.rmtree(tmp, ignore_errors=True)
+                self._dirs.remove((tmp, target))
+
     def commit(self) -> None:
-        """Move everything staged into place (each target is replaced whole)."""
+        """Move everything staged into place (each target is replaced whole; an unchanged one stays)."""
         try:
+            self.keep_unchanged()
             for step in self.moves():
                 step()
         except OSError as exc:
@@ -105,6 +118,32 @@ class Stage:
 
     def __exit__(self, *exc: object) -> None:
         self.discard()  # after a commit there is nothing left; after a failure, nothing is kept
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    except OSError:
+        return False
+
+
+def _adopt(staged: Path, target: Path) -> bool:
+    """Link each file of `staged` that is the same as in `target` to the target's; True when every file
+    and folder of both is the same, so the whole target can stay."""
+    names = {p.relative_to(staged) for p in staged.rglob("*")}
+    whole = names == {p.relative_to(target) for p in target.rglob("*")}
+    for name in names:
+        new, old = staged / name, target / name
+        if new.is_dir() or new.is_symlink() or not _same(new, old):
+            whole = whole and new.is_dir() and old.is_dir()
+            continue
+        try:
+            link = new.with_name(f"{STAGED}{new.name}.link")
+            os.link(old, link)  # the same file: its times, its inode
+            os.replace(link, new)
+        except OSError:
+            shutil.copystat(old, new)  # no hard links here: the same bytes and times at least
+    return whole
 
 
 def _write_journal(journal: Path, moves: list[dict[str, object]]) -> None:

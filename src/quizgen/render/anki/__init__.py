@@ -19,7 +19,7 @@ import genanki
 
 from quizgen import kinds
 from quizgen.cards.model import Deck
-from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError
+from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
 from quizgen.render.anki.notes import Note, anki_safe, note_for
 from quizgen.render.anki.notetypes import (
@@ -33,7 +33,7 @@ from quizgen.render.anki.notetypes import (
 )
 from quizgen.render.anki.package import NoteSpec, write_apkg
 from quizgen.render.base import Project, Rendered
-from quizgen.render.markup import markdown
+from quizgen.render.present import deck_description
 from quizgen.render.stage import Stage
 
 ANKI_DIR = "anki"
@@ -123,7 +123,8 @@ class AnkiRenderer:
                 NoteSpec(models[n.kind], n.fields, n.tags, guid(n.id), nids[n.id], new.cards[n.id].mod, due)
                 for due, n in enumerate(deck_notes)
             ]
-            written.append(out / _write_deck(folder, vd.deck, specs))
+            media = {name: path for n in deck_notes for name, path in n.media.items()}
+            written.append(out / _write_deck(folder, vd.deck, specs, media))
         result = Rendered(written)
         try:
             lock_written = lock.stage(lock_path, new, stage)
@@ -138,11 +139,13 @@ class AnkiRenderer:
         return result
 
 
-def _write_deck(folder: Path, deck: Deck, specs: list[NoteSpec]) -> str:
+def _write_deck(folder: Path, deck: Deck, specs: list[NoteSpec], images: dict[str, Path]) -> str:
+    """One deck's .apkg, with the card script and the images its notes and description show."""
     path = folder / file_name(deck.name)
-    description = anki_safe(markdown(deck.description))
+    description = anki_safe(deck_description(deck, images))
     js_name, js = media_js()
-    write_apkg(path, deck_id(deck.name), deck.name, description, specs, {js_name: js})
+    media = {name: file.read_bytes() for name, file in images.items()}
+    write_apkg(path, deck_id(deck.name), deck.name, description, specs, {**media, js_name: js})
     return path.name
 
 
@@ -179,7 +182,8 @@ def _messages(changes: lock.Changes, lock_path: Path | None) -> list[str]:
         out.append(f"updated {lock_path} ({', '.join(what)}): commit it with the cards")
     if changes.removed:
         out.append(
-            f"{len(changes.removed)} card(s) removed since the last build: {', '.join(changes.removed)}. "
+            f"{count(len(changes.removed), 'card')} removed since the last build: "
+            f"{', '.join(changes.removed)}. "
             "Importing never deletes notes from Anki; to delete them, search for this in Anki's browser: "
             + removed_query(changes.removed)
         )

@@ -6,7 +6,7 @@ import hashlib
 import html
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from quizgen import kinds
@@ -19,6 +19,20 @@ from quizgen.render.present import card_view
 def anki_safe(fragment: str) -> str:
     """HTML that Anki shows as it is: braces cannot open a template tag, `[sound:` cannot play."""
     return fragment.replace("{", "&#123;").replace("}", "&#125;").replace("[", "&#91;")
+
+
+_CODE = re.compile(r'<pre class="highlight">.*?</pre>|<code>', re.S)
+
+
+def code_is_not_math(fragment: str) -> str:
+    """HTML whose code Anki's MathJax leaves alone (it skips `tex2jax_ignore`): `\\(` in code is code."""
+
+    def mark(m: re.Match[str]) -> str:
+        if m.group(0) == "<code>":
+            return '<code class="tex2jax_ignore">'
+        return f'<div class="tex2jax_ignore">{m.group(0)}</div>'
+
+    return _CODE.sub(mark, fragment)
 
 
 def _text(text: str) -> str:
@@ -39,6 +53,7 @@ class Note:
     deck: str
     fields: list[str]
     tags: list[str]
+    media: dict[str, Path] = field(default_factory=dict)  # the images its fields name -> their files
 
     @property
     def hash(self) -> str:
@@ -50,15 +65,15 @@ def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
     """The note of one verified card: every field filled, HTML made safe for Anki's templates."""
     card = vc.card
     kind = kinds.get(card.kind)
-    view = card_view(vc, deck.tags)
+    view = card_view(vc, deck.tags, deck)
     values = {
         "Id": card.id,
-        "Explain": anki_safe(view.explain_html),
+        "Explain": anki_safe(code_is_not_math(view.explain_html)),
         "Output": _text(view.output.rstrip("\n")),
         "Torch": _torch(view.torch_version),
         "Setup": _setup(vc, deck),
         "Source": _source(card.location.path, cards_dir),
-        **{name: anki_safe(fragment) for name, fragment in kind.note_fields(vc, view).items()},
+        **{name: anki_safe(code_is_not_math(html)) for name, html in kind.note_fields(vc, view).items()},
     }
     if view.judge:  # what judge.js needs, as an HTML attribute
         values["Judge"] = anki_safe(html.escape(json.dumps(view.judge, sort_keys=True), quote=True))
@@ -66,7 +81,7 @@ def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
     unknown = set(values) - set(names)
     if unknown:
         raise ValueError(f"fields {sorted(unknown)} are not in the {card.kind} note type")
-    return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags)
+    return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags, view.media)
 
 
 def _setup(vc: VerifiedCard, deck: Deck) -> str:

@@ -28,13 +28,37 @@
       status: $("#status"), scheduled: $("#scheduled"), next: $("#next"), selfGrade: $("#self-grade"),
       rating: $("#rating"), summary: $("#summary"), caughtUp: $("#caught-up")
     };
-    this.cards = data.cards.map(function (c) {
-      return { id: c.id, kind: c.kind, judge: c.judge, el: document.getElementById("card-" + c.id) };
-    });
+    this.live = []; // the cards taken out of their templates so far
+    this.cards = data.cards.map(function (c) { return lazyCard(c, this); }, this);
     this.byId = {};
     this.cards.forEach(function (card) { this.byId[card.id] = card; }, this);
     this.session = S.create();
     this.quiz = null;
+  }
+
+  /* A card whose element (`el`) comes out of its <template> the first time anything asks for it. */
+  function lazyCard(c, deck) {
+    var card = { id: c.id, kind: c.kind, judge: c.judge }, el = null;
+    Object.defineProperty(card, "el", {
+      enumerable: true,
+      get: function () {
+        if (!el) {
+          el = instantiate(c.id, deck.stage);
+          deck.live.push(card);
+        }
+        return el;
+      }
+    });
+    return card;
+  }
+
+  /* The card's article, from its template (or, from a page without templates, as it is) into the stage. */
+  function instantiate(id, stage) {
+    var template = document.getElementById("template-" + id);
+    if (!template) return document.getElementById("card-" + id);
+    var article = template.content.querySelector("article.card");
+    stage.appendChild(document.importNode(article || template.content, true)); // a card.html override may differ
+    return document.getElementById("card-" + id);
   }
 
   Deck.prototype.cardOf = function (el) {
@@ -44,7 +68,7 @@
 
   Deck.prototype.hideAll = function () {
     var ui = this.ui;
-    this.cards.forEach(function (card) { card.el.hidden = true; });
+    this.live.forEach(function (card) { card.el.hidden = true; }); // only these were ever shown
     [ui.next, ui.selfGrade, ui.rating, ui.summary, ui.caughtUp].forEach(function (el) { el.hidden = true; });
   };
 

@@ -1,7 +1,9 @@
 /* quizgen order cards on a quiz page: "your block" and "unused lines", built by drag and drop, by the
  * Add/Remove buttons, or by keyboard (Enter adds or removes a line, Space picks it up, the arrows move it,
- * Space drops it, Escape puts it back). The moves are order.js's; this file applies them to the page and
- * announces them, writing only textContent. A wrong check says why and marks misplaced lines; the learner
+ * Space drops it, Escape puts it back). In a puzzle whose indentation counts, the left and right arrows
+ * (or dropping a line further right) set a line's level in the block. The moves are order.js's; this file
+ * applies them to the page and announces them, writing only textContent. Each time a puzzle is shown its
+ * lines are shuffled and labelled anew. A wrong check says why and marks misplaced lines; the learner
  * tries again until the attempts run out. A puzzle whose article has the class "answered" is locked. */
 (function (root) {
   "use strict";
@@ -10,7 +12,8 @@
   var O = root.QuizgenOrder || require("../order.js");
   var $ = D.$, $$ = D.$$, announce = D.announce;
   // The line picked up by keyboard (and where it came from), and the line being dragged: one per page.
-  var held = { picked: null, origin: null, moving: false, dragged: null };
+  var held = { picked: null, origin: null, moving: false, dragged: null, grabX: 0 };
+  var LEVEL_REM = 2; // one level of indentation, as quiz.css draws it (.line[data-level])
 
   function puzzleOf(el) { return el.closest("article.kind-order"); }
   function locked(el) { return puzzleOf(el).classList.contains("answered"); }
@@ -19,11 +22,36 @@
   function item(li) { return Number(li.dataset.item); }
   function items(within) { return $$(".line", within).map(item); }
   function lineOf(puzzle, k) { return $('.line[data-item="' + k + '"]', puzzle); }
-  function where(li) { return O.where(layoutOf(puzzleOf(li)), item(li)); }
+  function maxLevel(puzzle) { return Number($(".order", puzzle).getAttribute("data-max-level")) || 0; }
+  function levelOf(li) { return Number(li.getAttribute("data-level")) || 0; }
+  function inBlock(li) { return li.parentNode === lists(puzzleOf(li)).block; }
 
+  function where(li) {
+    var indented = maxLevel(puzzleOf(li)) > 0 && inBlock(li);
+    return O.where(layoutOf(puzzleOf(li)), item(li), indented ? levelOf(li) : null);
+  }
+
+  /* The layout, with the shuffle's order (the labels' order) for lines going back among the unused. */
   function layoutOf(puzzle) {
-    var l = lists(puzzle);
-    return { block: items(l.block), pool: items(l.pool) };
+    var l = lists(puzzle), rank = {};
+    $$(".line", puzzle).forEach(function (li) { rank[item(li)] = $(".line-label", li).textContent; });
+    return { block: items(l.block), pool: items(l.pool), rank: function (k) { return rank[k]; } };
+  }
+
+  /* A line's level of indentation: drawn (data-level) and said (its hidden text). */
+  function setLevel(li, level) {
+    li.setAttribute("data-level", String(level));
+    var said = $(".level-text", li);
+    if (said) said.textContent = maxLevel(puzzleOf(li)) > 0 && inBlock(li) ? ", " + O.levelText(level) : "";
+  }
+
+  /* The right arrow indents a line of the block one level more, the left one level less. */
+  function shift(li, step) {
+    var to = O.indent(levelOf(li), step, maxLevel(puzzleOf(li)));
+    if (to === null) return announce(code(li) + (step > 0 ? " cannot be indented further." : " is not indented."));
+    setLevel(li, to);
+    mark(puzzleOf(li), []);
+    announce(code(li) + " " + O.levelText(to) + ".");
   }
 
   /* The lines as the arrow keys walk them. */
@@ -38,12 +66,13 @@
     (inBlock ? l.block : l.pool).insertBefore(li, after === undefined ? null : lineOf(puzzle, after));
   }
 
-  /* Mark the lines at these items as out of place (none: clear every mark). */
-  function mark(puzzle, misplaced) {
+  /* Mark the lines at these items as out of place, or indented wrong (none: clear every mark). */
+  function mark(puzzle, misplaced, indentation) {
     $$(".line", puzzle).forEach(function (li) {
       var out = misplaced.indexOf(item(li)) >= 0;
       li.classList.toggle("misplaced", out);
       $(".mark", li).hidden = !out;
+      if (out) $(".mark", li).textContent = indentation ? "indented wrong" : "out of place";
     });
   }
 
@@ -55,6 +84,7 @@
     });
     $$(".line", puzzle).forEach(function (li) {
       $(".toggle-text", li).textContent = li.parentNode === l.block ? "Remove" : "Add";
+      setLevel(li, li.parentNode === l.block ? levelOf(li) : 0);
     });
   }
 
@@ -134,6 +164,11 @@
       case "Escape":
         if (picked) cancel(li);
         return picked;
+      case "ArrowRight":
+      case "ArrowLeft":
+        if (!maxLevel(puzzleOf(li)) || !inBlock(li)) return false;
+        shift(li, key === "ArrowRight" ? 1 : -1);
+        return true;
       default:
         return false;
     }
@@ -168,6 +203,7 @@
     var li = e.target.closest && e.target.closest(".line");
     if (!li || locked(li)) return;
     held.dragged = li;
+    held.grabX = e.clientX - li.getBoundingClientRect().left;
     li.classList.add("dragging");
     e.dataTransfer.effectAllowed = "move";
     e.dataTransfer.setData("text/plain", li.dataset.item);
@@ -200,7 +236,14 @@
     });
     list.insertBefore(li, others[O.dropIndex(middles, e.clientY)] || null);
     list.classList.remove("drop-target");
-    update(puzzleOf(li));
+    var puzzle = puzzleOf(li), max = maxLevel(puzzle);
+    if (max && list === lists(puzzle).block) {
+      // The level the line's left edge lands on: how far right of the block's left edge it was let go.
+      var unit = LEVEL_REM * parseFloat(getComputedStyle(document.documentElement).fontSize);
+      var left = list.getBoundingClientRect().left + parseFloat(getComputedStyle(list).paddingLeft);
+      setLevel(li, O.levelAt(e.clientX - held.grabX - left, unit, max));
+    }
+    update(puzzle);
     announce(code(li) + " dropped " + where(li) + ".");
   }
 
@@ -223,12 +266,27 @@
     return n >= 1 ? Math.floor(n) : O.ATTEMPTS;
   }
 
-  /* Every line back among the unused lines, in the page's order, and every attempt left. */
+  /* A new shuffle: each line's label follows its new place, and the judge learns the labels shown. */
+  function shuffle(card) {
+    var lines = $$(".line", card.el);
+    card.shown = card.shown || card.judge; // the judge data as the page has it
+    card.order = O.shuffle(lines.length, Math.random, card.order);
+    var labels = O.labelsFor(card.order);
+    card.judge = Object.assign({}, card.shown, { labels: labels });
+    $(".order", card.el).setAttribute("data-max-level", String(O.maxLevel(card.judge)));
+    lines.forEach(function (li) {
+      $(".line-label", li).textContent = labels[item(li)];
+      $(".toggle .visually-hidden", li).textContent = " line " + labels[item(li)];
+    });
+    return card.order;
+  }
+
+  /* Every line back among the unused lines, newly shuffled, and every attempt left. */
   function reset(card) {
     var puzzle = card.el, pool = $(".pool", puzzle);
     card.left = attempts(puzzle);
     $(".attempts", puzzle).textContent = O.attemptsText(card.left, true);
-    O.reset(items(puzzle)).pool.forEach(function (k) {
+    O.reset(items(puzzle), shuffle(card)).pool.forEach(function (k) {
       var li = lineOf(puzzle, k);
       li.classList.remove("picked");
       li.draggable = true;
@@ -247,8 +305,10 @@
 
   function click(card, button, deck) {
     if (!button.classList.contains("check-order")) return;
-    var verdict = O.verdict(layoutOf(card.el).block, card.judge);
-    mark(card.el, verdict.misplaced);
+    var block = $$(".line", lists(card.el).block);
+    var levels = maxLevel(card.el) ? block.map(levelOf) : null;
+    var verdict = O.verdict(block.map(item), card.judge, levels);
+    mark(card.el, verdict.misplaced, verdict.indentation);
     if (verdict.ok) return deck.finish(card, true, "");
     card.left -= 1;
     var left = O.attemptsText(card.left, false);

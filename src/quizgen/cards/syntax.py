@@ -1,0 +1,28 @@
+"""Whether a snippet compiles, remembered: an unchanged card is not compiled again on the next run.
+
+The loader compiles every snippet to report a syntax error at its line; most runs see the same snippets
+as the last. The pipeline fills `known` from the build cache and stores `fresh` back (by digest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+
+known: set[str] = set()  # digests of snippets that compiled, this run or an earlier one
+fresh: list[str] = []  # digests first seen compiling in this process, not yet stored
+
+
+def digest(code: str, mode: str) -> str:
+    """What a snippet's compiling depends on: the code, the mode and the Python that compiles it."""
+    return hashlib.sha256(f"{sys.version}\0{mode}\0{code}".encode()).hexdigest()
+
+
+def check(code: str, path: str, mode: str) -> None:
+    """compile(code, path, mode), unless this code is known to compile; raises what compile raises."""
+    key = digest(code, mode)
+    if key in known:
+        return
+    compile(code, path, mode)
+    known.add(key)
+    fresh.append(key)

@@ -1,0 +1,81 @@
+"""The Markdown of cards and decks, checked where it is written: math the quiz cannot show and images
+that are missing (or no image, or outside the project) are errors; a remote image is a warning, since
+nothing is loaded from the network (it shows as a link)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from quizgen.cards import schema
+from quizgen.cards.model import Deck
+from quizgen.errors import Location, Problem
+from quizgen.render import markup
+from quizgen.render.mathml import problem as tex_problem
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")
+
+
+def image_file(card_file: str, src: str) -> Path:
+    """The file a card's image source names: a path relative to the card's YAML file."""
+    return Path(card_file).parent / markup.image_path(src)
+
+
+def _image_problem(card_file: str, src: str, root: Path) -> str | None:
+    path = markup.image_path(src)
+    if Path(path).is_absolute():
+        return f"image '{path}': write its path relative to the card file"
+    if not path.lower().endswith(IMAGE_SUFFIXES):
+        return f"image '{path}' is not an image file ({', '.join(IMAGE_SUFFIXES)})"
+    file = image_file(card_file, src)
+    if not file.resolve().is_relative_to(root.resolve()):
+        return f"image '{path}' is outside the project folder {root}"
+    if not file.is_file():
+        return f"image not found: {file} (image paths are relative to the card file)"
+    return None
+
+
+def text_problems(
+    text: str, card_file: str, root: Path, where: Location
+) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of one Markdown text written at `where`."""
+    errors, warnings = [], []
+    for tex, display in markup.math_in(text):
+        reason = tex_problem(tex, display)
+        if reason:
+            shown = f"\\[{tex}\\]" if display else f"\\({tex}\\)"
+            errors.append(Problem(where, f"math {shown} cannot be shown: {reason}"))
+    for src in markup.image_sources(text):
+        if markup.is_remote(src):
+            if not src.lower().startswith("data:"):
+                message = f"image {src} is not offline: it is shown as a link; save it beside the card file"
+                warnings.append(Problem(where, message))
+        elif (reason := _image_problem(card_file, src, root)) is not None:
+            errors.append(Problem(where, reason))
+    return errors, warnings
+
+
+def _description_at(deck: Deck) -> Location:
+    """The line of a deck's `description:` (the file alone when it cannot be found)."""
+    try:
+        text = Path(deck.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return Location(deck.path, field="description")
+    found = re.search(r"^description\s*:", text, re.M)
+    line = text.count("\n", 0, found.start()) + 1 if found else 0
+    return Location(deck.path, line, 1 if found else 0, field="description")
+
+
+def check(decks: list[Deck], root: Path) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of every deck description and card text; images must lie under `root`."""
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    for deck in decks:
+        found = [(deck.description, _description_at(deck))] if deck.description else []
+        for card in deck.cards:
+            found += [(text, card.at(name)) for name, text in schema.text_fields(card).items()]
+        for text, where in found:
+            bad, doubtful = text_problems(text, deck.path, root, where)
+            errors += bad
+            warnings += doubtful
+    return errors, warnings

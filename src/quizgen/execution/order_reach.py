@@ -1,0 +1,55 @@
+"""How far a step of an indented puzzle got before it raised: its siblings that begin alike fail alike.
+
+A step with indentation is one top-level statement (a loop with its body, say). From one state, when
+such a step raises after running only its first m source lines (traced: no later line ran, not even
+once), any step whose first m lines are the same raises too: Python runs a statement's lines in the
+order control reaches them, an exception leaving the statement passes only through handlers that
+would have run (and been traced), and the code compiled for those lines does not depend on the lines
+after them. So the search need not run those siblings (nor copy the state for them).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import CodeType, FrameType
+from typing import Any
+
+
+def _nested(code: CodeType) -> set[CodeType]:
+    """The code and every function, class and comprehension body written in it."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= _nested(const)
+    return found
+
+
+class Tracer:
+    """The lines of one code object (and the code nested in it) that run, while it is installed."""
+
+    def __init__(self, code: CodeType) -> None:
+        self.codes = _nested(code)
+        self.lines: set[int] = set()
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        return self._line if frame.f_code in self.codes else None
+
+    def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self._line
+
+    @staticmethod
+    def usable() -> bool:
+        """Whether lines can be traced here (not under a debugger or a coverage tool's own tracer)."""
+        return sys.gettrace() is None
+
+
+def reached(lines: set[int], numbers: list[int]) -> int | None:
+    """How many of the step's lines (their numbers in the card file, in order) control reached: one
+    past the last that ran. None when a line ran that is not the step's (then nothing is known)."""
+    position = {number: k for k, number in enumerate(numbers)}
+    if not lines or not lines <= set(position):
+        return None
+    return max(position[n] for n in lines) + 1

@@ -1,0 +1,57 @@
+"""A build's rendering, begun while the worker pool runs the snippets: the parent would only wait.
+
+Highlighting every card's code was most of a cold build's rendering and needs no executed result, so a
+thread does it as soon as the cards are loaded (earlier builds' results read from the cache in one go).
+It is a warm-up: a code it did not guess is highlighted by the render as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from quizgen import kinds
+from quizgen.cards.model import Card, Deck, Snippet
+from quizgen.execution.cache import Cache
+from quizgen.render import highlighting
+
+
+def shown_code(deck: Deck, card: Card) -> Iterator[str]:
+    """The code a card's views are likely to highlight: its snippets, and its setups as shown."""
+    for value in getattr(card, "__dict__", {}).values():
+        if isinstance(value, Snippet) and value.code:
+            yield value.code
+    shown = [s for s in kinds.get(card.kind).setup_shown(card) if s.code.strip()]
+    if shown:
+        yield "\n".join(s.code.strip() for s in shown)
+    if deck.setup is not None and deck.setup.code.strip():
+        yield "\n".join(s.code.strip() for s in [deck.setup, *shown])
+
+
+class Preparation:
+    """Started with the loaded decks (`start`), stopped before the render begins (`stop`)."""
+
+    def __init__(self, cache_dir: Path, use_cache: bool = True) -> None:
+        self.cache_dir, self.use_cache = cache_dir, use_cache
+        self.halt = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, decks: list[Deck]) -> None:
+        self.thread = threading.Thread(target=self._run, args=(decks,), daemon=True)
+        self.thread.start()
+
+    def _run(self, decks: list[Deck]) -> None:
+        cache = Cache(self.cache_dir, self.use_cache)  # its own: SQLite connections stay in their thread
+        try:
+            codes = [code for deck in decks for card in deck.cards for code in shown_code(deck, card)]
+            highlighting.prepare(codes, lambda keys: cache.lookup("highlight", keys), self.halt)
+        except Exception:  # a warm-up that fails leaves the work to the render
+            pass
+        finally:
+            cache.close()
+
+    def stop(self) -> None:
+        self.halt.set()
+        if self.thread is not None:
+            self.thread.join()

@@ -1,0 +1,37 @@
+"""Math and images in the .apkg, imported into a real Anki collection: the TeX is in the note for Anki's
+MathJax, whole and outside `tex2jax_ignore`, and the image is in the collection's media."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from quizgen import pipeline
+
+from .anki_support import collection, import_all, note_of
+from .test_math_images import GRADIENT, image_name, math_build, png  # noqa: F401 - math_build is a fixture
+
+
+def test_the_note_keeps_the_tex_for_mathjax_and_the_image_is_media(
+    math_build: pipeline.Report,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    name = image_name()
+    with collection(tmp_path / "anki") as col:
+        import_all(col, math_build)
+        note = col.get_note(note_of(col, "grad-formula"))
+        question = note["Question"]
+        assert f"\\( {GRADIENT} \\)" in html.unescape(question)  # backslashes, _ and * as written
+        assert question.startswith('<p>With <span class="math">\\( \\frac'), question  # in no ignored element
+        assert "<em>" not in question
+        assert f'<img src="{name}" alt="the graph" />' in question  # the media file's own name
+        assert "\\[ \\sum_{i=1}^n x_i^2 \\]" in html.unescape(note["Explain"])
+        assert '<code class="tex2jax_ignore">\\(x_1\\)</code>' in note["Explain"]  # MathJax skips code
+        assert (Path(col.media.dir()) / name).read_bytes() == png(12, 8)
+        assert col.media.check().missing == []  # every image a note names is in the media folder
+        card = col.get_card(col.find_cards("Id:grad-formula")[0])
+        rendered = card.question()
+        assert rendered.index("qg-prompt") < rendered.index("qg-code"), "question first, then the code"
+        code_block = re.search(r'<div class="qg-code tex2jax_ignore">', rendered)
+        assert code_block is not None

@@ -1,0 +1,227 @@
+"""Math and images in card text, offline: TeX becomes MathML in the quiz and stays TeX for Anki's MathJax;
+images are copied into the quiz and the .apkg under content-hashed names; a bad formula or a missing
+image is a located error, a remote image a warning."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.errors import CardErrors
+from quizgen.execution.pool import Pool
+from quizgen.render import markup
+from quizgen.render.mathml import mathml, problem
+
+from .conftest import write_project
+from .quiz_support import axe_source, axe_violations, close_tab, open_tab
+
+GRADIENT = r"\frac{\partial L}{\partial w_1} * x_2"
+MATH_DECK = r"""
+deck: Math::Images
+description: 'Chain rule \( a_1 * b_2 \) ![the graph](img/graph.png)'
+setup: |
+  import torch
+cards:
+  - id: grad-formula
+    kind: value
+    ask: 'With \( GRADIENT \) for \( L = 3 w_1 \), what is `w.grad`?  ![the graph](img/graph.png)'
+    code: |
+      w = torch.tensor(2.0, requires_grad=True)
+      (3 * w).backward()
+    answer_expr: w.grad.item()
+    answer: 3.0
+    explain: 'Display math: \[ \sum_{i=1}^n x_i^2 \] and code stays code: `\(x_1\)`.'
+  - id: graph-basic
+    kind: basic
+    front: '![the graph again](img/graph.png) What does the graph show?'
+    back: 'The graph of \( w \mapsto 3 w \).'
+""".replace("GRADIENT", GRADIENT)
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG of one colour (width x height), made here so the test needs no image files."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x20\x80\xe0" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def math_project(root: Path, deck: str = MATH_DECK) -> Path:
+    write_project(root, {"math.yaml": deck})
+    (root / "cards" / "img").mkdir()
+    (root / "cards" / "img" / "graph.png").write_bytes(png(12, 8))
+    return root
+
+
+@pytest.fixture(scope="module")
+def math_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    root = math_project(tmp_path_factory.mktemp("math"))
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
+    report.root = root  # type: ignore[attr-defined]
+    return report
+
+
+def image_name() -> str:
+    import hashlib
+
+    return f"qg-{hashlib.sha256(png(12, 8)).hexdigest()[:16]}.png"
+
+
+# -- TeX to MathML ---------------------------------------------------------------------------------
+
+
+def test_tex_becomes_mathml_and_nothing_else() -> None:
+    out = mathml(GRADIENT)
+    assert out.startswith('<math display="inline" xmlns="http://www.w3.org/1998/Math/MathML"><mrow><mfrac>')
+    assert "<mo>∂</mo><msub><mi>w</mi><mn>1</mn></msub>" in out and "<mo>*</mo>" in out
+    assert mathml("x", display=True).startswith('<math display="block"')
+    # latex2mathml copies \text{} into its output as it is: here it is text, escaped.
+    assert "<mtext>&lt;script&gt;alert(1)&lt;/script&gt;</mtext>" in mathml(
+        r"\text{<script>alert(1)</script>}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tex", "why"),
+    [
+        (r"\frac{a", "1 '{' not closed"),
+        (r"a}", "a '}' closes no '{'"),
+        (r"\frac{a}", "a command needs 2 arguments and got 1"),
+        (r"x^", "missing superscript or subscript"),
+        (r"\frac", "it ends too early: an argument, superscript or subscript is missing"),
+        (r"\notacommand x", r"unknown command \notacommand"),
+        (r"\begin{pmatrix} a", "missing end"),
+        (
+            r"\href{javascript:alert(1)}{x}",
+            r"'href' is not allowed in math (\href, \style and \class are not)",
+        ),
+        (r"\style{color:red}{x}", r"'style' is not allowed in math (\href, \style and \class are not)"),
+        ("  ", "the math is empty"),
+    ],
+)
+def test_tex_the_quiz_cannot_show_is_named(tex: str, why: str) -> None:
+    assert problem(tex) == why
+
+
+def test_markdown_leaves_tex_whole_and_code_alone() -> None:
+    text = r"Loss \( \frac{a_1}{b_2} * c_3 \) and \[ x_1 * y_2 \], not `\(code_1\)` *emphasis*"
+    out = markup.markdown(text)
+    assert r'<span class="math">\( \frac{a_1}{b_2} * c_3 \)</span>' in out
+    assert r'<span class="math">\[ x_1 * y_2 \]</span>' in out
+    assert r"<code>\(code_1\)</code>" in out and "<em>emphasis</em>" in out
+    assert markup.math_in(text) == [(r" \frac{a_1}{b_2} * c_3 ", False), (" x_1 * y_2 ", True)]
+    quiz = markup.render_math(out)
+    assert "\\(" not in quiz.replace(r"<code>\(code_1\)</code>", "")
+    assert quiz.count("<math ") == 2 and '<math display="block"' in quiz
+
+
+def test_image_sources_and_headings() -> None:
+    text = "![a](img/a%20b.png) `![no](code.png)` ![r](https://example.com/r.png) ![c](<c d.png>)"
+    assert markup.image_sources(text) == ["img/a%20b.png", "https://example.com/r.png", "c%20d.png"]
+    assert markup.image_path("c%20d.png") == "c d.png"
+    assert markup.markdown("# PyTorch::ZeroingGradients and `optimizer.zero_grad()`") == (
+        "<h1>PyTorch::<wbr>Zeroing<wbr>Gradients and <code>optimizer.<wbr>zero_<wbr>grad()</code></h1>\n"
+    )
+
+
+# -- the build -------------------------------------------------------------------------------------
+
+
+def test_quiz_has_mathml_and_the_image_copied(math_build: pipeline.Report) -> None:
+    quiz = math_build.root / "build" / "quiz"  # type: ignore[attr-defined]
+    page = (quiz / "decks" / "math-images.html").read_text()
+    name = image_name()
+    assert (quiz / "media" / name).read_bytes() == png(12, 8)
+    assert sorted(p.name for p in (quiz / "media").iterdir()) == [name]
+    assert page.count(f'<img src="../media/{name}"') == 3  # description, ask, front
+    assert f'<img src="media/{name}" alt="the graph" />' in (quiz / "index.html").read_text()
+    assert "<mfrac><mrow><mo>∂</mo><mi>L</mi></mrow>" in page
+    assert '<math display="block"' in page
+    assert "\\frac" not in page and "\\(" not in page.replace(r"<code>\(x_1\)</code>", "")
+
+
+def test_bad_math_and_images_are_located(tmp_path: Path, options: Any) -> None:
+    deck = MATH_DECK.replace(r"\( a_1 * b_2 \)", r"\( a_1^ \)").replace(GRADIENT, r"\frac{\partial L}")
+    far = "https://example.com/far.png"
+    deck = deck.replace("![the graph again](img/graph.png)", f"![gone](img/gone.png) ![far]({far})")
+    root = math_project(tmp_path, deck)
+    with pytest.raises(CardErrors) as caught:
+        pipeline.check(options(root))
+    path = root / "cards" / "math.yaml"
+    assert [str(p) for p in caught.value.problems] == [
+        rf"{path}:3:1 -> description: math \( a_1^ \) cannot be shown: "
+        "it ends too early: an argument, superscript or subscript is missing",
+        rf"{path}:9:10: card 'grad-formula' -> ask: math \( \frac{{\partial L}} \) cannot be shown: "
+        "a command needs 2 arguments and got 1",
+        f"{path}:18:12: card 'graph-basic' -> front: image not found: {path.parent / 'img' / 'gone.png'} "
+        "(image paths are relative to the card file)",
+    ]
+    assert [str(w) for w in caught.value.warnings] == [
+        f"{path}:18:12: card 'graph-basic' -> front: image {far} is not offline: "
+        "it is shown as a link; save it beside the card file"
+    ]
+
+
+def test_math_and_images_show_in_chromium_with_no_request(browser: Any, math_build: pipeline.Report) -> None:
+    page_file = math_build.root / "build" / "quiz" / "decks" / "math-images.html"  # type: ignore[attr-defined]
+    tab = open_tab(browser, page_file.as_uri())
+    try:
+        page = tab.page
+        page.wait_for_function("() => [...document.images].every(i => i.complete)")
+        shown = page.evaluate(
+            """() => ({
+              math: [...document.querySelectorAll('#card-grad-formula .prompt .math > math')].map(m => [
+                m.namespaceURI, m.getAttribute('display'), m.getBoundingClientRect().width > 10]),
+              fraction: (() => {  // laid out as a fraction: taller than a letter
+                const f = document.querySelector('#card-grad-formula mfrac');
+                const letter = f.querySelector('mi').getBoundingClientRect().height;
+                return f.getBoundingClientRect().height / letter;
+              })(),
+              text: document.querySelector('#card-grad-formula .prompt').innerText,
+              images: [...document.querySelectorAll('header img, #card-grad-formula img')]
+                .map(i => [i.getAttribute('src'), i.naturalWidth, i.naturalHeight]),
+            })"""
+        )
+        ns = "http://www.w3.org/1998/Math/MathML"
+        assert shown["math"] == [[ns, "inline", True], [ns, "inline", True]]
+        assert shown["fraction"] > 1.5
+        assert "\\frac" not in shown["text"] and "∂" in shown["text"]
+        assert shown["images"] == [[f"../media/{image_name()}", 12, 8]] * 2  # the description's, the card's
+        assert tab.outside() == [] and tab.errors == []
+        assert axe_violations(page, axe_source()) == []
+        image = (page_file.parent.parent / "media" / image_name()).as_uri()
+        assert [u for u in tab.requests if "media/" in u] == [image]
+    finally:
+        close_tab(tab)
+
+
+def test_an_image_must_be_an_image_file_inside_the_project(tmp_path: Path) -> None:
+    from quizgen.cards.text import text_problems
+    from quizgen.errors import Location
+
+    root = math_project(tmp_path / "project")
+    card_file = str(root / "cards" / "math.yaml")
+    (tmp_path / "secret.png").write_bytes(png(1, 1))
+    where = Location(card_file, 5, 3, "c", "ask")
+    text = "![a](../../secret.png) ![b](/etc/passwd) ![c](math.yaml) ![d](img/graph.png) "
+    text += "![e](data:image/png;base64,AA==)"
+    errors, warnings = text_problems(text, card_file, root, where)
+    assert [p.message for p in errors] == [
+        f"image '../../secret.png' is outside the project folder {root}",
+        "image '/etc/passwd': write its path relative to the card file",
+        "image 'math.yaml' is not an image file (.png, .jpg, .jpeg, .gif, .svg, .webp)",
+    ]
+    assert warnings == [] and all(p.location == where for p in errors)

@@ -1,0 +1,164 @@
+"""Many cards: builds that change nothing touch nothing, an edit rewrites only what it changes, and 10,000
+cards import into a real Anki collection (and import again as nothing new)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.cards import loader
+from quizgen.render import highlighting, manifest, markup, prepare
+from quizgen.render.anki import lock
+from quizgen.render.prepare import Preparation
+
+from .conftest import write_project
+
+CARDS_PER_FILE = 2000  # a card file holds at most 50,000 YAML nodes: 2000 basic cards are 18,000
+
+
+def basic_decks(decks: int, cards: int) -> dict[str, str]:
+    """`decks` card files of `cards` basic cards each (no code: nothing to execute)."""
+    files = {}
+    for d in range(decks):
+        lines = [f"deck: Scale::Part {d + 1}", "cards:"]
+        for i in range(cards):
+            n = d * cards + i
+            lines += [
+                f"  - id: basic-{n}",
+                "    kind: basic",
+                f"    front: Question {n}?",
+                f"    back: Answer {n}.",
+            ]
+        files[f"part-{d + 1}.yaml"] = "\n".join(lines) + "\n"
+    return files
+
+
+def build(root: Path) -> pipeline.Report:
+    return pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=None))
+
+
+def stamps(root: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every output file: its inode, modification time and bytes."""
+    found = {}
+    for path in sorted((root / "build").rglob("*")):
+        if path.is_file() and ".cache" not in path.parts and not path.name.startswith(".quizgen"):
+            stat = path.stat()
+            found[str(path.relative_to(root))] = (stat.st_ino, stat.st_mtime_ns, path.read_bytes())
+    return found
+
+
+def test_the_lock_name_is_the_one_the_anki_output_writes() -> None:
+    assert manifest.LOCK_NAME == lock.LOCK_NAME
+
+
+def test_an_unchanged_build_leaves_every_output_alone(tmp_path: Path) -> None:
+    root = write_project(tmp_path, basic_decks(2, 3))
+    first = build(root)
+    before = stamps(root)
+    again = build(root)
+    assert again.written == first.written
+    assert stamps(root) == before
+
+
+def test_an_edit_rewrites_only_the_outputs_it_changes(tmp_path: Path) -> None:
+    root = write_project(tmp_path, basic_decks(2, 3))
+    build(root)
+    before = stamps(root)
+    part1 = root / "cards" / "part-1.yaml"
+    part1.write_text(part1.read_text().replace("Answer 1.", "Answer one."))
+    build(root)
+    after = stamps(root)
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    assert changed == [
+        "build/anki/Scale__Part-1.apkg",
+        "build/cards.json",
+        "build/quiz/decks/scale-part-1.html",
+    ]
+
+
+def test_outputs_changed_by_hand_are_built_again(tmp_path: Path) -> None:
+    root = write_project(tmp_path, basic_decks(1, 2))
+    build(root)
+    page = root / "build" / "quiz" / "index.html"
+    made = page.read_bytes()
+    page.write_text("changed by hand")
+    build(root)
+    assert page.read_bytes() == made
+
+
+@pytest.mark.slow
+@pytest.mark.anki
+def test_ten_thousand_cards_import_into_anki_and_import_again_as_nothing_new(tmp_path: Path) -> None:
+    from .anki_support import collection, counts, import_all
+
+    total = 10_000
+    root = write_project(tmp_path, basic_decks(total // CARDS_PER_FILE, CARDS_PER_FILE))
+    report = build(root)
+    assert report.cards == total
+    with collection(tmp_path / "anki") as col:
+        first = counts(import_all(col, report))
+        assert first == {"new": total, "updated": 0, "duplicate": 0, "conflicting": 0}
+        assert col.note_count() == total
+        again = counts(import_all(col, report))
+        assert again == {"new": 0, "updated": 0, "duplicate": total, "conflicting": 0}
+        assert col.note_count() == total
+        (nid,) = col.find_notes("Id:basic-9999")
+        assert "Answer 9999." in col.get_note(nid).fields[col.get_note(nid).keys().index("Back")]
+    assert os.path.getsize(root / "build" / "anki" / "Scale__Part-5.apkg") > 0
+
+
+@pytest.mark.browser
+def test_a_deck_page_of_2000_cards_lays_out_only_the_card_shown(tmp_path: Path, browser: Any) -> None:
+    root = write_project(tmp_path, basic_decks(1, CARDS_PER_FILE))
+    build(root)
+    page = browser.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto((root / "build" / "quiz" / "decks" / "scale-part-1.html").as_uri())
+        page.wait_for_selector("#card-basic-0 .card-title", state="visible")
+        opened = time.perf_counter() - start
+        assert page.locator("template").count() == CARDS_PER_FILE  # inert until shown
+        assert page.locator("article.card").count() == 1
+        page.click("#card-basic-0 .reveal")
+        page.click("#self-grade [data-knew='true']")
+        page.click("#next")
+        page.wait_for_selector("#card-basic-1 .card-title", state="visible")
+        assert page.locator("article.card").count() == 2
+        assert page.locator("article.card:visible").count() == 1
+        assert page.inner_text("#status").startswith("Quiz: card 2 of 2000")
+    finally:
+        page.close()
+    assert opened < 10, opened  # about 0.3 s on an idle machine; generous for a loaded one
+
+
+def test_card_code_is_highlighted_ahead_from_the_loaded_cards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code = "print('ahead of the render')  # unique to this test\n"
+    deck = "deck: Ahead\nsetup: |\n  x = 1\ncards:\n  - id: b\n    kind: basic\n    front: F\n    back: B\n"
+    deck += "    code: |\n      " + code
+    root = write_project(tmp_path, {"ahead.yaml": deck})
+    decks, problems = loader.load(root / "cards")
+    assert problems == []
+    preparation = Preparation(root / "build" / ".cache")
+    preparation.start(decks)
+    assert preparation.thread is not None
+    preparation.thread.join()
+    preparation.stop()
+    assert sorted(prepare.shown_code(decks[0], decks[0].cards[0])) == [code, "x = 1"]
+    calls: list[object] = []
+    real = highlighting.pygments.highlight
+
+    def counted(*args: Any) -> str:
+        calls.append(args)
+        return str(real(*args))
+
+    monkeypatch.setattr(highlighting.pygments, "highlight", counted)
+    with highlighting.using(lambda key: None, lambda new: None):
+        assert "ahead of the render" in markup.highlight(code)
+    assert calls == []  # served from what was prepared
