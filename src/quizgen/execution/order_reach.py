@@ -40,6 +40,9 @@ class Tracer:
             self.lines.add(frame.f_lineno)
         return self._line
 
+    def installed(self) -> bool:
+        return sys.gettrace() is self
+
     @staticmethod
     def usable() -> bool:
         """Whether lines can be traced here (not under a debugger or a coverage tool's own tracer)."""

@@ -97,7 +97,7 @@ class Runs:
         except SnippetFailed:
             raise
         except Exception as exc:
-            if tracer is not None and sys.gettrace() is tracer:  # (the step may have replaced it)
+            if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
                 sys.settrace(None)
                 where = self.program.source(step)[1]
                 numbers = [self.snippets[block]["line"] + k for block, k in where]
