@@ -298,3 +298,64 @@ def test_the_view_gives_the_judge_the_graph_and_the_feedback(
     assert positives.card.levels == [0, 0, 1, 2, 0, 2]  # type: ignore[attr-defined]
     assert positives.outcome is not None and positives.outcome.orders == [[0, 1, 2, 3, 4]]
     assert positives.outcome.output == "7\n"  # what the order as written prints
+
+
+def test_only_what_no_step_can_reach_is_set_aside() -> None:
+    """A variable only the check reads is shared by every branch (order_state.apart) unless a step can
+    reach one of its objects, or it reaches a class of the card's (whose insides are not walked)."""
+    from quizgen.execution.order_state import apart
+
+    setup = "model = torch.nn.Linear(2, 1)\n"
+    ns = _namespace(setup + "ref = torch.nn.Linear(2, 1); ref.load_state_dict(model.state_dict())\n")
+    assert apart(ns, ["model", "torch"], ["ref", "torch"]) is not None  # a copy of the weights
+    assert apart(_namespace(setup + "ref = model"), ["model"], ["ref"]) is None
+    assert apart(_namespace(setup + "ref = [model.weight]"), ["model"], ["ref"]) is None
+    assert apart(_namespace(setup + "class R:\n    pass\nref = R()\n"), ["model"], ["ref"]) is None
+
+
+def test_the_reference_model_is_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    from quizgen.execution import order_runs
+
+    aside = []
+    explore = order_runs._explore
+
+    def recording(tree: order_runs.Tree, threads: list[order_runs.Thread]) -> list[order_runs.Thread]:
+        passed = explore(tree, threads)  # (raises when the plain search must run instead)
+        aside.append(tree.aside)
+        return passed
+
+    monkeypatch.setattr(order_runs, "_explore", recording)
+    result, _ = search(job(STEP_SETUP, STEP, STEP_CHECK, repeat=2), fast=True)
+    assert aside == [{"ref", "torch"}] and len(result["orders"]) == 3
+
+
+def test_what_is_set_aside_stays_as_the_plain_search_sees_it() -> None:
+    """Sharing `seen` would miss the appends to `log`; sharing `calls`, the check's own changes to it
+    (checked after every run of the check, on the objects set aside, whatever names hold them)."""
+    lines = ["log.append(0)", "log.append(1)", "a = 1"]
+    aliased = job("log = []\nseen = log\n", lines, "assert seen == [0, 1] and a == 1\n")
+    changed_by_check = job(
+        "calls = []\nlog = []\n", lines, "calls.append(1)\nassert calls == [1] and a and log\n"
+    )
+    rebound = "old, calls = calls, []\nold.append(1)\nassert old == [1] and a and log\n"
+    changed_and_rebound = job("calls = []\nlog = []\n", lines, rebound)
+    for puzzle, accepted in [(aliased, 3), (changed_by_check, 6), (changed_and_rebound, 6)]:
+        fast, _ = search(puzzle, fast=True)
+        assert fast == search(puzzle, fast=False)[0] and len(fast["orders"]) == accepted
+
+
+def test_tensors_are_compared_by_the_bytes_they_span() -> None:
+    """Bytes of a storage that no tensor spans (an op's unused, uninitialized output) are no part of
+    the state, unless some code can read a storage beyond its tensors."""
+    from quizgen.execution.order_names import views_only
+    from quizgen.execution.order_state import Shared, capture
+
+    def fingerprint(code: str, spans: bool) -> object:
+        return capture(_namespace(code), ["a"], Shared(), copy=False, spans=spans)[0]
+
+    zeros, ones = "a = torch.zeros(4); a.resize_(2)", "a = torch.tensor([0.0, 0, 1, 1]); a.resize_(2)"
+    assert fingerprint(zeros, spans=True) == fingerprint(ones, spans=True)
+    assert fingerprint(zeros, spans=False) != fingerprint(ones, spans=False)
+    assert fingerprint(zeros, spans=True) != fingerprint("a = torch.ones(4); a.resize_(2)", spans=True)
+    assert views_only(["loss = criterion(out, y)", "loss.backward()"])
+    assert not views_only(["a.resize_(4)"]) and not views_only(["b = a.as_strided((4,), (1,))"])

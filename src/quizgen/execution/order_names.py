@@ -31,6 +31,11 @@ _GRAPH_BLIND = {
     "_version", "register_hook", "register_prehook", "retain_grad", "saved_tensors_hooks", "Function",
     "hooks", "graph",
 }  # fmt: skip
+# Names through which code can read a storage's bytes beyond the tensors that view it.
+_BEYOND_VIEWS = {
+    *_GRAPH_BLIND, "as_strided", "as_strided_", "resize", "resize_", "resize_as_", "data_ptr",
+    "_typed_storage", "stride_tricks", "from_file",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,12 @@ def graphs_comparable(sources: Sequence[str]) -> bool:
     """Whether autograd graphs in the state can be compared (order_tensors): no code can make tensors
     share data behind autograd's back or hook into a backward pass."""
     return not any(identifiers_of(s) & _GRAPH_BLIND for s in sources)
+
+
+def views_only(sources: Sequence[str]) -> bool:
+    """Whether no code can read a tensor's storage beyond what the tensors viewing it span (bytes an
+    op left there unused, uninitialized, are then no part of the state)."""
+    return not any(identifiers_of(s) & _BEYOND_VIEWS for s in sources)
 
 
 class Liveness:

@@ -24,6 +24,7 @@ from quizgen.execution.order_names import (
     introspects,
     names,
     reaches_out,
+    views_only,
 )
 from quizgen.execution.order_program import CHECK, Chunk, Orders, Program, Share, flatten, program_of
 from quizgen.execution.order_reach import Tracer, reached
@@ -50,6 +51,7 @@ class Runs:
         self.snippets: list[SnippetJob] = job["lines"] + job["distractors"]
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
+        self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
         self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
@@ -110,8 +112,18 @@ class Runs:
         return None
 
     def broken(self, step: Chunk) -> bool:
-        """Whether the step does not compile (it fails from any state)."""
-        return isinstance(self.code(step), SyntaxError)
+        """Whether the step does not compile (it fails from any state). Most statements assembled
+        from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
+        the cost of assembling one numbered as in the card file (its syntax is the same)."""
+        if step in self.codes or not self.program.indented:
+            return isinstance(self.code(step), SyntaxError)
+        if step not in self.valid:
+            try:
+                compile(self.program.source(step)[0], "<step>", "exec")  # (the flags _assemble has)
+                self.valid[step] = True
+            except SyntaxError:
+                self.valid[step] = False
+        return not self.valid[step]
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""
@@ -215,9 +227,20 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
     generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
     tree = Tree(ns, lambda step: runs.step(ns, step), orders, repeat, liveness, generators, share)
     tree.graphs = graphs_comparable(sources)
+    tree.spans = views_only(sources)
+    tree.aside = _aside(runs, always)
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree
+
+
+def _aside(runs: Runs, always: frozenset[str] | None) -> frozenset[str]:
+    """Variables only the check reads: named by no block (distractors included), read in no function
+    body. The search shares them between branches where no step can reach them (Tree._set_aside)."""
+    if always is None:
+        return frozenset()
+    named = set().union(*(identifiers_of(code) for code in runs.program.codes))
+    return frozenset(names(runs.job["check"]["code"]).reads - named - always)
 
 
 def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:

@@ -6,7 +6,8 @@ accepted orders it found. Their union, sorted, is exactly what one search finds:
 candidate by running it, whichever part runs it. A last job is given that union and does the rest
 (usable distractors, feedback), so the result is the unsplit search's. Every part first runs the order
 as written, as the whole search does, so a card's mistake is reported as it would be unsplit.
-Pure: no torch (the parent only estimates how many candidates there are).
+A search is split only where that saves time (worth_splitting: an estimate of how many states each
+part meets, since a part cannot merge its states with another's). Pure: no torch.
 """
 
 from __future__ import annotations
@@ -15,27 +16,95 @@ import ast
 import builtins
 from collections.abc import Iterable
 
-from quizgen.execution.order_program import Orders, program_of
+from quizgen.execution.order_names import identifiers_of
+from quizgen.execution.order_program import Chunk, Orders, Share, program_of
 from quizgen.execution.order_search import dependencies, readable, relax
 from quizgen.execution.protocol import Job, Result, SearchJob
 
 SPLIT_FROM = 2000  # candidates from which a search is split (below, a part's start-up costs more)
+MERGED = 0.7  # a split whose busiest part meets more than this share of the whole's states is not worth it
+_STATES = 5_000  # counting states stops here: a search that meets so many has few merges to lose
 _PART = "#part"
 
 
-def candidates(job: SearchJob, limit: int) -> int:
-    """How many candidates the search runs, about (the parent cannot run setup to see what it binds:
-    names the setup binds at its top level count as bound). 0 when the lines do not parse."""
+def _orders(job: SearchJob) -> Orders | None:
+    """The search's candidates, about (the parent cannot run setup to see what it binds: names the
+    setup binds at its top level count as bound). None when the lines do not parse."""
     try:
         program = program_of(job)
         predefined = set(dir(builtins))
         for setup in job["setup"]:
             predefined |= {n.id for n in ast.walk(ast.parse(setup["code"])) if isinstance(n, ast.Name)}
         lines = range(program.lines)
-        before = relax(dependencies(readable(program), predefined), lines)
-        return Orders(program, lines, before).count(limit)
+        return Orders(program, lines, relax(dependencies(readable(program), predefined), lines))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def candidates(job: SearchJob, limit: int) -> int:
+    """How many candidates the search runs, about (counting stops past `limit`). 0 when the lines do
+    not parse."""
+    orders = _orders(job)
+    try:
+        return 0 if orders is None else orders.count(limit)
+    except RecursionError:
         return 0
+
+
+def worth_splitting(job: SearchJob, workers: int) -> bool:
+    """Whether splitting the search across `workers` saves time. A part cannot merge its states with
+    another's, so a split pays only where the parts meet different states (on a busy machine, or in a
+    build whose other workers have cards to run, the parts' sum counts too). Not with `repeat` above 1:
+    every later pass starts from the states the first pass ends in, which all parts tend to reach
+    (an accepted order ends where the check wants), so each part would run nearly all of them. Else
+    by an estimate of the states each part meets, blocks that share no name taken to commute."""
+    if workers < 2 or job["type"] != "search" or job["repeat"] > 1:
+        return False
+    orders = _orders(job)
+    # with indentation: no estimate of what commutes, and each part compiles again most of the
+    # statements the whole search does (the 12-block loop's parts: 1.3 times its CPU)
+    if orders is None or orders.program.indented:
+        return False
+    try:
+        if orders.count(SPLIT_FROM) < SPLIT_FROM:
+            return False
+    except RecursionError:
+        return False
+    whole = _states(orders, None)
+    if whole >= _STATES:
+        return True
+    busiest = max(_states(orders, orders.share(k, workers)) for k in range(workers))
+    return busiest <= MERGED * whole
+
+
+def _names(code: str) -> set[str]:
+    """The variables a block names (a method call changes what it is called on: `a.add_(1)` names `a`)."""
+    try:
+        found = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        found = identifiers_of(code)
+    return found - set(dir(builtins))
+
+
+def _states(orders: Orders, share: Share | None) -> int:
+    """How many distinct states the search of the candidates in `share` (None: all) meets if blocks
+    that have no name in common commute and nothing else merges (counting stops at _STATES): a
+    prefix's state is the blocks placed and the order of each two of them that share a name."""
+    words = {b: _names(orders.program.codes[b]) for b in orders.blocks}
+    seen: set[tuple[int, frozenset[tuple[int, int]]]] = set()
+    stack: list[tuple[tuple[Chunk, ...], int, frozenset[tuple[int, int]]]] = [((), 0, frozenset())]
+    while stack and len(seen) < _STATES:
+        prefix, placed, pairs = stack.pop()
+        for chunk, after in orders.next_chunks(placed):
+            steps = (*prefix, chunk) if share is not None and len(prefix) < share.depth else prefix
+            if share is not None and not share.allows((*prefix, chunk)):
+                continue
+            earlier = [a for a in orders.blocks if placed >> a & 1]
+            ordered = pairs | {(a, b) for b in chunk for a in earlier if words[a] & words[b]}
+            if (after, ordered) not in seen:
+                seen.add((after, ordered))
+                stack.append((steps, after, ordered))
+    return len(seen)
 
 
 class Split:
@@ -46,7 +115,7 @@ class Split:
         self.parts: dict[str, list[Result | None]] = {}  # a split key -> its parts' results so far
         self.jobs: dict[str, SearchJob] = {}
         for key, job in work.items():
-            if workers < 2 or job["type"] != "search" or candidates(job, SPLIT_FROM) < SPLIT_FROM:
+            if job["type"] != "search" or not worth_splitting(job, workers):
                 self.first[key] = job
                 continue
             self.jobs[key] = job

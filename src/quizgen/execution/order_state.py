@@ -28,7 +28,7 @@ import torch
 
 from quizgen.execution.order_tensors import Opaque, tensor
 
-__all__ = ["Opaque", "Shared", "capture"]
+__all__ = ["Opaque", "Shared", "apart", "capture"]
 
 NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
 _HEAPTYPE = 1 << 9
@@ -81,10 +81,12 @@ def capture(
     shared: Shared,
     copy: bool,
     graphs: bool = False,
+    spans: bool = False,
 ) -> tuple[tuple[object, ...], dict[str, object] | None]:
     """The fingerprint of the live part of `ns` (every variable when `live` is None) and, with `copy`,
     the namespace with its live part copied. With `graphs`, a fingerprint takes in autograd graphs
-    (a copy never can). Raises Opaque."""
+    (a copy never can); with `spans`, of a tensor's storage only the bytes the tensor spans (where no
+    code can read a storage beyond its tensors: order_names.views_only). Raises Opaque."""
     names = sorted(ns if live is None else set(live) & set(ns))
     for name in names:  # the usual reason first, before walking anything
         value = ns[name]
@@ -92,10 +94,31 @@ def capture(
             raise Opaque("a tensor with autograd history")
     walk = _Walk(copying=copy, shared=shared)
     walk.graphs = graphs and not copy
+    walk.whole_storages = not spans
     try:
         return _capture(walk, ns, names, live)
     except RecursionError:
         raise Opaque("a state nested too deep to walk") from None
+
+
+def apart(ns: dict[str, object], steps: Iterable[str], aside: Iterable[str]) -> tuple[object, ...] | None:
+    """The fingerprint of the variables `aside` when no object reachable from them is reachable from
+    the variables `steps` (imported objects aside) and neither reaches a class or function the card
+    defined (whose insides the walk does not see); else None."""
+    walks = []
+    for names in (steps, aside):
+        walk = _Walk(copying=False, shared=Shared())
+        try:
+            _capture(walk, ns, sorted(set(names) & set(ns)), names)
+        except (Opaque, RecursionError):
+            return None
+        if walk.shared is not None and walk.shared.seen:
+            return None
+        walks.append(walk)
+    one, other = walks
+    if (set(one.memo) - one.imported) & set(other.memo) or (one.ints | other.ints) & {*one.memo, *other.memo}:
+        return None  # shared objects, or an int that may be the id() of an object on the other side
+    return other.digest()
 
 
 def _capture(
@@ -143,11 +166,13 @@ class _Walk:
     def __init__(self, copying: bool, shared: Shared | None) -> None:
         self.copying, self.shared = copying, shared
         self.graphs = False  # autograd graphs are walked (a fingerprint's), not refused
+        self.whole_storages = True  # a fingerprint compares whole storages, not only the tensors' spans
         self.memo: dict[object, int] = {}
         self.copies: dict[Any, Any] = {}
         self.ints: set[int] = set()
         self.tokens: list[object] = []
         self.alive: list[object] = []
+        self.imported: set[object] = set()  # memo keys of objects shared as imported (`external`)
 
     def add(self, *parts: object) -> None:
         self.tokens.append(parts)
@@ -188,6 +213,7 @@ class _Walk:
         return copy
 
     def external(self, obj: Any) -> Any:
+        self.imported.add(id(obj))
         self.add("external", id(obj))
         return self.keep(obj, obj)
 

@@ -37,9 +37,12 @@ def tensor(walk: Any, t: Any) -> Any:
         walk.memo[skey] = len(walk.memo)
         if walk.copying:
             walk.copies[skey] = storage.clone()
-        else:
-            data = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
-            walk.tokens.append(data if len(data) <= _EXACT_BYTES else hashlib.blake2b(data).digest())
+        else:  # (a fingerprint keeps a storage's bytes where a copy keeps its clone)
+            walk.copies[skey] = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
+            if walk.whole_storages:
+                walk.tokens.append(_digest(walk.copies[skey]))
+    if not walk.copying and not walk.whole_storages:  # the bytes this tensor can read: its span only
+        walk.tokens.append(_digest(walk.copies[skey][_span(t)]))
     base = t._base
     shape = (tuple(t.shape), t.stride(), t.storage_offset())
     walk.add("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, walk.memo[skey])
@@ -63,6 +66,18 @@ def tensor(walk: Any, t: Any) -> Any:
     if attributes:
         new.__dict__.update(attributes)
     return walk.keep(t, new)
+
+
+def _span(t: Any) -> slice:
+    """Where the tensor's elements lie in its storage's bytes: from its first to its last."""
+    if t.numel() == 0:
+        return slice(0, 0)
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return slice(t.storage_offset() * t.element_size(), (last + 1) * t.element_size())
+
+
+def _digest(raw: bytes) -> bytes:
+    return raw if len(raw) <= _EXACT_BYTES else hashlib.blake2b(raw).digest()
 
 
 def _graph(walk: Any, node: Any) -> None:

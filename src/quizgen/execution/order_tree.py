@@ -8,8 +8,10 @@ since the last state it copied. After each step, nodes holding the same blocks a
 their run are compared, and nodes whose states are equal (order_state: the same live variables with
 the same contents, generators and settings; autograd graphs too, where the code allows) go on as one:
 from equal states the same steps do the same. A step that cannot compile is not run, nor one that
-begins with the lines a failed sibling ran from the same state (order_reach). A search split across
-workers explores only its share of the candidates (order_program.Share).
+begins with the lines a failed sibling ran from the same state (order_reach). Variables only the
+check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
+step can reach their objects (order_state.apart); each run of the check must leave them unchanged. A
+search split across workers explores only its share of the candidates (order_program.Share).
 """
 
 from __future__ import annotations
@@ -88,7 +90,11 @@ class Tree:
     ) -> None:
         self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
         self.share = share  # the part of the candidates to search (None: all of them)
+        self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
+        self._aside_key: tuple[object, ...] = ()
+        self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
         self.graphs = False  # states holding autograd graphs are compared too (order_tensors)
+        self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
@@ -101,7 +107,7 @@ class Tree:
         """The threads (completed: each one candidate) whose check passes. Raises Opaque when the
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
-        live = self._live(threads)
+        live = self._set_aside(threads)
         _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
         assert pristine is not None
         anchor = _Anchor(pristine, objects[1], live)
@@ -114,6 +120,26 @@ class Tree:
             frontier = self._merge(children)
         return passed
 
+    def _set_aside(self, threads: list[Thread]) -> frozenset[str] | None:
+        """Keep `aside` only if no step can reach its objects (order_state.apart); the live variables."""
+        self.aside &= frozenset(self.ns)
+        live = self._live(threads)
+        key = order_state.apart(self.ns, live or (), self.aside) if self.aside and live else None
+        if key is None:
+            self.aside = frozenset()
+            return self._live(threads)
+        self._aside_key = key
+        self._aside_objects = {name: self.ns[name] for name in self.aside}
+        return live
+
+    def _checked(self) -> None:
+        """After a check ran: it may have changed what is set aside (shared by every branch)."""
+        if not self.aside:
+            return
+        now = order_state.capture(self._aside_objects, self.aside, Shared(), copy=False)[0]
+        if now != self._aside_key:
+            raise Opaque("the check changed a variable only it reads")
+
     def _live(self, threads: list[Thread]) -> frozenset[str] | None:
         found: set[str] = set()
         for t in threads:
@@ -125,7 +151,7 @@ class Tree:
             if live is None:
                 return None
             found |= live
-        return frozenset(found)
+        return frozenset(found - self.aside)
 
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
         if not thread.complete:
@@ -159,6 +185,7 @@ class Tree:
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.add(self.runs.reached)
             if step == CHECK:
+                self._checked()
                 if failure is None:
                     passed += threads
                 continue
@@ -186,7 +213,10 @@ class Tree:
         for k in range(thread.ran, m * self.repeat + 1):
             step = thread.chunks[k % m] if k < m * self.repeat else CHECK
             self.steps += 1
-            if self.run_step(step) is not None:
+            failure = self.run_step(step)
+            if step == CHECK:
+                self._checked()
+            if failure is not None:
                 return
         passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
 
@@ -265,7 +295,7 @@ class Tree:
             assert child.objects is not None
             try:
                 key, _ = order_state.capture(
-                    child.objects[0], child.live, self.shared, copy=False, graphs=self.graphs
+                    child.objects[0], child.live, self.shared, False, self.graphs, self.spans
                 )
             except Opaque:
                 child.opaque = True
