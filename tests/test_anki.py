@@ -25,6 +25,7 @@ from quizgen.render import anki
 from quizgen.render.anki import lock
 from quizgen.render.anki import notetypes as anki_notetypes
 from quizgen.render.anki import package as anki_package
+from quizgen.render.reuse import Reuse
 
 from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of
 from .conftest import SAMPLE_DECK, write_project
@@ -321,6 +322,7 @@ def test_a_failed_write_leaves_the_previous_decks_and_lock(
         real(zf, name, data)  # type: ignore[arg-type]
 
     monkeypatch.setattr(anki_package, "_entry", disk_full)
+    monkeypatch.setattr(Reuse, "copied", lambda *args: False)  # every package written, not copied
     with pytest.raises(OutputError, match="No space left on device"):
         build(root, pool=pool)
     assert digests(sorted((root / "build" / "anki").iterdir())) == before

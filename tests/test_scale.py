@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,11 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.cards import loader
-from quizgen.render import highlighting, manifest, markup, prepare
+from quizgen.render import anki, highlighting, manifest, markup, prepare, quiz
 from quizgen.render.anki import lock
 from quizgen.render.prepare import Preparation
 
-from .conftest import write_project
+from .conftest import SAMPLE_DECK, write_project
 
 CARDS_PER_FILE = 2000  # a card file holds at most 50,000 YAML nodes: 2000 basic cards are 18,000
 
@@ -79,6 +80,63 @@ def test_an_edit_rewrites_only_the_outputs_it_changes(tmp_path: Path) -> None:
         "build/cards.json",
         "build/quiz/decks/scale-part-1.html",
     ]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".cache" not in p.relative_to(folder).parts
+    }
+
+
+def test_an_incremental_build_is_byte_for_byte_a_clean_one(tmp_path: Path, pool: Any) -> None:
+    """Everything a build keeps from earlier ones (parsed card files, results, highlighting, views made
+    once for both outputs, pages and packages left alone) makes exactly what a build from nothing does."""
+    root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK, **basic_decks(2, 3)})
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
+    pipeline.build(options)
+    sample = root / "cards" / "sample.yaml"
+    sample.write_text(sample.read_text().replace("Gradients add up", "The gradients add up"))
+    part = root / "cards" / "part-2.yaml"
+    part.write_text(part.read_text().replace("Answer 4.", "Answer four."))
+    report = pipeline.build(options)
+    assert report.executed == 0  # the edits are in prose: every result came from the cache
+    incremental = _tree(root / "build")
+    (root / "build").rename(root / "incremental")
+    pipeline.build(replace(options, use_cache=False))
+    clean = _tree(root / "build")
+    assert sorted(incremental) == sorted(clean)
+    assert [name for name in clean if incremental[name] != clean[name]] == []
+
+
+def test_only_the_edited_decks_page_and_package_are_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_project(tmp_path, basic_decks(3, 2))
+    build(root)
+    made: list[str] = []
+    real_page, real_apkg = quiz._render, anki.write_apkg
+
+    def page(*args: Any) -> None:
+        made.append(args[3].name)
+        real_page(*args)
+
+    def apkg(*args: Any) -> None:
+        made.append(args[0].name)
+        real_apkg(*args)
+
+    monkeypatch.setattr(quiz, "_render", page)
+    monkeypatch.setattr(anki, "write_apkg", apkg)
+    part = root / "cards" / "part-2.yaml"
+    part.write_text(part.read_text().replace("Answer 2.", "Answer two."))
+    build(root)
+    assert sorted(made) == ["Scale__Part-2.apkg", "index.html", "scale-part-2.html"]
+    (root / "build" / "quiz" / "decks" / "scale-part-1.html").write_text("changed by hand")
+    made.clear()
+    part.write_text(part.read_text().replace("Answer two.", "Answer 2."))
+    build(root)
+    assert sorted(made) == ["Scale__Part-2.apkg", "index.html", "scale-part-1.html", "scale-part-2.html"]
 
 
 def test_outputs_changed_by_hand_are_built_again(tmp_path: Path) -> None:

@@ -22,11 +22,11 @@ from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY
 from quizgen.errors import CardErrors, InternalError, OutputError, Problem
-from quizgen.execution.cache import Cache, job_key
-from quizgen.execution.pool import Pool, execute
+from quizgen.execution.cache import Cache, Memo, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 
 if TYPE_CHECKING:
+    from quizgen.execution.pool import Pool
     from quizgen.render.stage import Stage
 
 
@@ -179,9 +179,10 @@ def _stop(early: Pool) -> None:
 def _load(
     options: Options, cache: Cache, tolerance: Tolerance, value_answers: str
 ) -> tuple[list[Deck], list[Problem]]:
-    """The loader, with the snippets earlier runs saw compile not compiled again."""
+    """The loader, with the files and snippets earlier runs loaded whole not parsed or compiled again."""
     syntax.known |= cache.keys("compiled")
-    loaded = loader.load(options.cards_dir, tolerance, value_answers)
+    memo = Memo(cache) if cache.enabled else None
+    loaded = loader.load(options.cards_dir, tolerance, value_answers, memo)
     cache.store("compiled", [(key, "") for key in syntax.fresh])
     syntax.fresh.clear()
     if options.prepare is not None:
@@ -195,6 +196,7 @@ def _check(options: Options, cache: Cache) -> Report:
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
+        deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
     plan = _plan(decks, cache)
     plan.problems += load_problems
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
@@ -217,7 +219,9 @@ def _check(options: Options, cache: Cache) -> Report:
         plan.verified(key, outcome)
         return not (options.fail_fast and plan.problems)
 
-    if not (options.fail_fast and plan.problems):
+    if plan.work and not (options.fail_fast and plan.problems):
+        from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
+
         run = execute(
             plan.work,
             jobs=options.jobs,
@@ -288,10 +292,13 @@ def _sources(options: Options) -> str:
 
 def _render(options: Options, report: Report, stage: Stage) -> None:
     from quizgen.render.base import Project, renderers
+    from quizgen.render.present import shared_views
 
-    project = Project(report.decks, options.cards_dir, options.out_dir, report.settings.title)
+    project = Project(
+        report.decks, options.cards_dir, options.out_dir, report.settings.title, options.use_cache
+    )
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
-    with _highlights_kept(cache), stage:
+    with _highlights_kept(cache), shared_views(), stage:
         for renderer in renderers():
             try:
                 rendered = renderer.render(project, stage)

@@ -25,6 +25,7 @@ TEMPLATE = """\
 title = "{title}"          # the quiz's site title
 value_answers = "choice"   # value cards with variants: "choice" (pick one) or "typed" (type it)
 attempts = 3               # checks an order puzzle allows before its answer (a deck's `attempts:` wins)
+shuffle = false            # quiz mode: cards in a new random order each run (a deck's `shuffle:` wins)
 
 [defaults]
 timeout = 30               # seconds one snippet may run (--timeout overrides it)
@@ -33,7 +34,7 @@ atol = 1e-6                # (a card's own `tolerance:` overrides these)
 """
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "quiz": {"title": str, "value_answers": str, "attempts": int},
+    "quiz": {"title": str, "value_answers": str, "attempts": int, "shuffle": bool},
     "defaults": {"timeout": (int, float), "rtol": (int, float), "atol": (int, float)},
 }
 
@@ -45,6 +46,7 @@ class Settings:
     tolerance: Tolerance = field(default_factory=Tolerance)
     value_answers: str = "choice"  # how value cards with variants are answered: VALUE_ANSWERS
     attempts: int = 3  # checks an order puzzle allows before its answer, unless its deck says otherwise
+    shuffle: bool = False  # quiz mode shows a deck's cards in a new random order, unless its deck says
 
 
 VALUE_ANSWERS = ("choice", "typed")  # pick one of the executed answers, or type the answer
@@ -120,8 +122,9 @@ def load(cards_dir: Path) -> Settings:
             if expected is None:
                 allowed = ", ".join(_KEYS[section])
                 problems.append(Problem(where, f"unknown setting '{key}'; [{prefix}{section}] has {allowed}"))
-            elif isinstance(value, bool) or not isinstance(value, expected):
-                problems.append(Problem(where, f"expected {'text' if expected is str else 'a number'}"))
+            elif (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
+                what = "true or false" if expected is bool else "text" if expected is str else "a number"
+                problems.append(Problem(where, f"expected {what}"))
             elif key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
                 problems.append(Problem(where, f"expected a whole number from 1 to {MAX_ATTEMPTS}"))
             elif key == "value_answers" and value not in VALUE_ANSWERS:
@@ -137,6 +140,7 @@ def load(cards_dir: Path) -> Settings:
         title=str(values.get("title", default.title)),
         value_answers=str(values.get("value_answers", default.value_answers)),
         attempts=int(values.get("attempts", default.attempts)),  # type: ignore[call-overload]
+        shuffle=bool(values.get("shuffle", default.shuffle)),
         timeout=float(values.get("timeout", default.timeout)),  # type: ignore[arg-type]
         tolerance=Tolerance(
             rtol=float(values.get("rtol", default.tolerance.rtol)),  # type: ignore[arg-type]

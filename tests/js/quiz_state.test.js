@@ -68,3 +68,17 @@ test("a missed card is listed by its prompt, long ones cut to 120 characters", (
   assert.equal(long, "Missed: " + "x".repeat(117) + "…");
   assert.equal(Q.missedLine("y".repeat(120)), "Missed: " + "y".repeat(120));
 });
+
+test("a run goes through the cards in the deck's order, or in a shuffle of them when the deck says so", () => {
+  let quiz = Q.start(4, false);
+  const seen = [];
+  while (!Q.done(quiz, 4)) { seen.push(Q.position(quiz)); quiz = Q.advance(Q.record(quiz, "c", true)); }
+  assert.deepEqual(seen, [0, 1, 2, 3]);
+  const draws = [0.9, 0.1, 0.5];
+  quiz = Q.start(4, true, () => draws.shift());
+  const shuffled = [];
+  while (!Q.done(quiz, 4)) { shuffled.push(Q.position(quiz)); quiz = Q.advance(Q.record(quiz, "c", false)); }
+  // Fisher-Yates from the end: swap 3<->floor(0.9*4)=3, 2<->floor(0.1*3)=0, 1<->floor(0.5*2)=1.
+  assert.deepEqual(shuffled, [2, 1, 0, 3]);
+  assert.equal(quiz.results.length, 4);
+});

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from quizgen import kinds, prose
-from quizgen.cards import schema
+from quizgen.cards import schema, stored
 from quizgen.cards.hints import yaml_hint
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
@@ -91,17 +92,25 @@ def load_project(cards_dir: Path) -> list[Deck]:
 
 
 def load(
-    cards_dir: Path, tolerance: Tolerance | None = None, value_answers: str = "choice"
+    cards_dir: Path,
+    tolerance: Tolerance | None = None,
+    value_answers: str = "choice",
+    memo: stored.Memo | None = None,
 ) -> tuple[list[Deck], list[Problem]]:
     """Every card that loads, and every problem of those that do not (so one run reports them all).
 
     A card with a problem is left out of its deck; a deck whose own fields are wrong is left out whole.
+    With a `memo`, a file that loaded whole before is read back from it rather than parsed.
     """
     files = card_files(cards_dir)
     if not files:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
     problems: list[Problem] = []
-    loaded = (load_file(path, problems, tolerance, value_answers) for path in files)
+    settings = repr((tolerance, value_answers, kinds.names()))  # what else loading a file depends on
+    parses = [partial(load_file, path, problems, tolerance, value_answers) for path in files]
+    loaded = (
+        p() if memo is None else stored.recalled(p.args[0], settings, problems, memo, p) for p in parses
+    )
     decks = [deck for deck in loaded if deck is not None]
     return _unique(decks, problems), problems
 
@@ -291,10 +300,9 @@ def load_file(
     top = Reader(name, root, schema.DECK_FIELDS, problems)
     deck_name = top.text("deck", required=True)
     deck = Deck(name=deck_name or "", path=name, location=top.at("deck"))
-    deck.description = top.text("description")
-    deck.tags = top.tags()
-    deck.setup = top.code("setup")
+    deck.description, deck.tags, deck.setup = top.text("description"), top.tags(), top.code("setup")
     deck.attempts = top.integer("attempts", 1, MAX_ATTEMPTS, 0) or None  # None: the project's
+    deck.shuffle = top.boolean("shuffle") if "shuffle" in top.entries else None  # None: the project's
     value_answers = top.text("value_answers") or value_answers  # the deck's own, else the project's
     if value_answers not in VALUE_ANSWERS:
         top.error(top.at("value_answers"), f"value_answers is {' or '.join(VALUE_ANSWERS)}")

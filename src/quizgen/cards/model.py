@@ -64,6 +64,7 @@ class Deck:
     setup: Snippet | None = None
     cards: list[Card] = field(default_factory=list)
     attempts: int | None = None  # checks an order puzzle allows: the deck's own, else the project's
+    shuffle: bool | None = None  # quiz mode's cards in a random order: the deck's own, else the project's
 
 
 @dataclass

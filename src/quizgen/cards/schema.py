@@ -37,6 +37,13 @@ DECK_FIELDS: dict[str, Field] = {
         "Checks an order puzzle allows before its answer (quizgen.toml's [quiz] attempts, else 3).",
         {"type": "integer", "minimum": 1, "maximum": 10},
     ),
+    "shuffle": Field(
+        "shuffle",
+        False,
+        "Quiz mode shows this deck's cards in a new random order each run (quizgen.toml's [quiz] shuffle, "
+        "else false).",
+        {"type": "boolean"},
+    ),
     "cards": Field("cards", True, "The cards."),
 }
 

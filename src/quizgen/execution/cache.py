@@ -10,6 +10,7 @@ code, snippets known to compile), each in its own table.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -17,7 +18,6 @@ import sys
 import time
 from collections.abc import Iterable
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 
 from quizgen import __version__
@@ -25,7 +25,9 @@ from quizgen.constants import RESULT_FORMAT
 from quizgen.execution.protocol import Job, Outcome
 
 STORE = "cache.sqlite3"
-TABLES = ("results", "highlight", "compiled", "meta")  # key -> value text; only these names reach SQL
+# key -> value text; only these names reach SQL. decks: parsed card files (cards/stored.py); outputs:
+# what a per-deck output was made from (render/reuse.py).
+TABLES = ("results", "highlight", "compiled", "meta", "decks", "outputs")
 _FLUSH_EVERY = 200  # results held before a write, at most
 _FLUSH_SECONDS = 1.0  # ... or this long since the last one
 _BUSY_SECONDS = 30.0  # how long to wait for another build's write to finish
@@ -35,10 +37,40 @@ _BATCH = 500  # keys per query: below SQLite's limit on bound variables
 @cache
 def torch_version() -> str:
     """The installed torch's version, read from its metadata: importing torch takes seconds."""
+    for entry in sys.path:  # where importlib.metadata looks first, without importing it (and email)
+        for info in sorted(Path(entry or ".").glob("torch-*.dist-info")):
+            with contextlib.suppress(OSError):
+                for line in (info / "METADATA").read_text(encoding="utf-8").splitlines():
+                    if line.startswith("Version: "):
+                        return line.removeprefix("Version: ").strip()
+                    if not line:
+                        break  # the headers end here
+    from importlib import metadata
+
     try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return "none"
+
+
+def code_stamp() -> str:
+    """quizgen's own files by name, size and time: what a memo of their work is only good for."""
+    package = Path(__file__).parent.parent
+    stamps = [(str(p), (s := p.stat()).st_size, s.st_mtime_ns) for p in sorted(package.rglob("*.py"))]
+    return hashlib.sha256(json.dumps([__version__, stamps]).encode()).hexdigest()
+
+
+class Memo:
+    """The loader's memo of parsed card files (quizgen/cards/stored.py), in a table of the store."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache, self.salt = cache, code_stamp()
+
+    def recall(self, key: str) -> str | None:
+        return self.cache.lookup("decks", [key]).get(key)
+
+    def keep(self, key: str, text: str) -> None:
+        self.cache.store("decks", [(key, text)])
 
 
 def _without_places(job: object) -> object:

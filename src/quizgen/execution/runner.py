@@ -160,17 +160,26 @@ def run_job(job: Job) -> Result:
     return _run_code(job, paths)
 
 
+_lines: dict[str, list[str]] = {}  # card file -> its lines as far as this worker's jobs showed them
+
+
 def _register_lines(job: Job) -> None:
     """Give linecache the job's own code under each card file's name, so tracebacks show the lines
-    that ran: the worker does not read card files (in the sandbox it may not see them)."""
-    files: dict[str, dict[int, str]] = {}
+    that ran: the worker does not read card files (in the sandbox it may not see them).
+
+    Each file's lines are one list per worker, in which a job writes only its own snippets' lines: a
+    list made afresh for each job grew with the card's place in its file (quadratic in a big file).
+    Lines other jobs wrote are never shown, since no frame of this job's code stands on them."""
     for s in job_snippets(job):
-        for k, text in enumerate(s["code"].splitlines()):
-            files.setdefault(s["path"], {})[s["line"] + k] = text + "\n"
-    for path, by_line in files.items():
-        lines = [by_line.get(n, "\n") for n in range(1, max(by_line) + 1)]
-        # mtime None keeps linecache from dropping the entry when it cannot stat that name from here.
-        linecache.cache[path] = (len("".join(lines)), None, lines, path)
+        lines = _lines.setdefault(s["path"], [])
+        own = [text + "\n" for text in s["code"].splitlines()]
+        start = max(s["line"] - 1, 0)
+        if len(lines) < start + len(own):
+            lines += ["\n"] * (start + len(own) - len(lines))
+        lines[start : start + len(own)] = own
+        # mtime None keeps linecache from dropping the entry when it cannot stat that name from here
+        # (and from checking its size).
+        linecache.cache[s["path"]] = (0, None, lines, s["path"])
 
 
 def execute_job(job: Job) -> Result:

@@ -18,6 +18,7 @@ class Project:
     cards_dir: Path
     out_dir: Path
     title: str = "Quizzes"  # the site's title (quizgen.toml's [quiz] title)
+    reuse: bool = False  # outputs made earlier from the same inputs may be copied (render/reuse.py)
 
     @property
     def templates_dir(self) -> Path:

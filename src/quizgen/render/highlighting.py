@@ -12,12 +12,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import TYPE_CHECKING
 
 import pygments
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import PythonLexer, get_lexer_by_name
-from pygments.util import ClassNotFound
+
+if TYPE_CHECKING:  # imported where used: an unchanged check highlights nothing and should not load them
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexer import Lexer
 
 _memo: dict[str, str] = {}  # digest -> highlighted HTML
 _fresh: dict[str, str] = {}  # highlighted in this process and not yet handed to the store
@@ -26,11 +27,16 @@ _store: Callable[[str], str | None] | None = None
 
 @cache
 def _formatter() -> HtmlFormatter:
+    from pygments.formatters import HtmlFormatter
+
     return HtmlFormatter(nowrap=True)
 
 
 @cache
 def _lexer(language: str) -> Lexer:
+    from pygments.lexers import PythonLexer, get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return PythonLexer() if language in ("", "python", "py") else get_lexer_by_name(language)
     except ClassNotFound:

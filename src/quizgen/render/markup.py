@@ -8,13 +8,13 @@ import html
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-from pygments.formatters import HtmlFormatter
-
 from quizgen.render.highlighting import tokens_html
+
+if TYPE_CHECKING:  # imported where used: an unchanged check renders nothing and should not load them
+    from markdown_it import MarkdownIt
 
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
@@ -58,6 +58,8 @@ def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
 
 @cache
 def _md() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     # "commonmark" with html=False: a <script> in card text is shown as text, never parsed as HTML.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _fence})
     md.enable("table")
@@ -173,6 +175,8 @@ def _protect_math(text: str, keep: Callable[[re.Match[str]], str]) -> str:
 @cache
 def pygments_css() -> str:
     """Highlighting palettes: light by default, dark under `.nightMode` (Anki) and `.dark` (quiz)."""
+    from pygments.formatters import HtmlFormatter
+
     light = HtmlFormatter(style=LIGHT_STYLE).get_style_defs(".highlight")
     dark = HtmlFormatter(style=DARK_STYLE).get_style_defs(
         [".nightMode .highlight", ".night_mode .highlight", ".dark .highlight"]

@@ -13,8 +13,6 @@ import re
 from functools import cache
 from xml.etree.ElementTree import Element, tostring
 
-from latex2mathml.converter import convert_to_element
-
 # MathML Core's elements, and how many children those with a fixed shape need.
 _ARITY = {
     "mfrac": 2, "msub": 2, "msup": 2, "mroot": 2, "munder": 2, "mover": 2,
@@ -83,6 +81,8 @@ def mathml(tex: str, display: bool = False) -> str:
     _check_braces(tex)
     if not tex.strip():
         raise TexError("the math is empty")
+    from latex2mathml.converter import convert_to_element  # here: a check that renders nothing skips it
+
     try:
         tree = convert_to_element(tex, display="block" if display else "inline")
     except Exception as exc:  # latex2mathml raises its own exception types, and IndexError on some input

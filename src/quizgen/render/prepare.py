@@ -1,7 +1,8 @@
 """A build's rendering, begun while the worker pool runs the snippets: the parent would only wait.
 
-Highlighting every card's code was most of a cold build's rendering and needs no executed result, so a
-thread does it as soon as the cards are loaded (earlier builds' results read from the cache in one go).
+Highlighting every card's code, and parsing it to tell whether it uses torch, were most of a cold
+build's rendering and need no executed result, so a thread does them as soon as the cards are loaded
+(earlier builds' highlighting read from the cache in one go).
 It is a warm-up: a code it did not guess is highlighted by the render as before.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from quizgen import kinds
 from quizgen.cards.model import Card, Deck, Snippet
 from quizgen.execution.cache import Cache
-from quizgen.render import highlighting
+from quizgen.render import highlighting, present
 
 
 def shown_code(deck: Deck, card: Card) -> Iterator[str]:
@@ -45,6 +46,10 @@ class Preparation:
         cache = Cache(self.cache_dir, self.use_cache)  # its own: SQLite connections stay in their thread
         try:
             codes = [code for deck in decks for card in deck.cards for code in shown_code(deck, card)]
+            for code in codes:  # what the views ask of each snippet (present.uses_torch), parsed once
+                if self.halt.is_set():
+                    break
+                present.statements(code)
             highlighting.prepare(codes, lambda keys: cache.lookup("highlight", keys), self.halt)
         except Exception:  # a warm-up that fails leaves the work to the render
             pass

@@ -10,6 +10,8 @@ import hashlib
 import random
 import re
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
@@ -70,8 +72,34 @@ def shuffled(card_id: str, n: int) -> list[int]:
     return order
 
 
+# While a build renders (`shared_views`): (card, deck, deck tags) -> the card and its view. The Anki and
+# quiz renderers show every card, and making a view (Markdown, highlighting) was most of their time.
+_views: dict[tuple[int, int, tuple[str, ...]], tuple[VerifiedCard, CardView]] | None = None
+
+
+@contextmanager
+def shared_views() -> Iterator[None]:
+    """Within it, each card's view is made once and shared by every renderer (views are read-only)."""
+    global _views
+    _views = {}
+    try:
+        yield
+    finally:
+        _views = None
+
+
 def card_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None = None) -> CardView:
     """What learners see of a card; `deck` (its setup) tells whether the card's code used torch."""
+    if _views is None:
+        return _make_view(vc, deck_tags, deck)
+    key = (id(vc), id(deck), tuple(deck_tags))
+    known = _views.get(key)
+    if known is None or known[0] is not vc:
+        known = _views[key] = (vc, _make_view(vc, deck_tags, deck))
+    return known[1]
+
+
+def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> CardView:
     from quizgen import kinds
 
     card = vc.card
@@ -131,7 +159,7 @@ def deck_description(deck: Deck, media: dict[str, Path]) -> str:
 
 
 @cache
-def _statements(code: str) -> tuple[tuple[frozenset[str], frozenset[str], frozenset[str]], ...]:
+def statements(code: str) -> tuple[tuple[frozenset[str], frozenset[str], frozenset[str]], ...]:
     """Each statement of a snippet as (names it reads, names it binds, names it binds to torch); a piece
     that does not parse alone (an order line such as `for x in xs:`) as one statement reading every name
     it mentions. Cached: every card of a deck shares its setup."""
@@ -170,7 +198,7 @@ def uses_torch(job: Job) -> bool:
     torch: set[str] = set()  # names bound to torch or to something made with it
     for snippet in job_snippets(job):
         own = snippet not in setup
-        for read, bound, imported in _statements(snippet["code"]):
+        for read, bound, imported in statements(snippet["code"]):
             if imported or not read & torch:
                 torch |= imported
             elif own:

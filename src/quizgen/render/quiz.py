@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ from quizgen.errors import QuizgenError
 from quizgen.render.base import Project, Rendered
 from quizgen.render.markup import breakable, pygments_css, render_math, rewrite_images
 from quizgen.render.present import CardView, deck_description, deck_views
+from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
-from quizgen.render.templating import environment
+from quizgen.render.templating import PACKAGED, environment
 
 STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names
@@ -65,6 +66,7 @@ class DeckEntry:
     tags: list[str]
     cards: list[CardView]
     media: dict[str, Path] = field(default_factory=dict)  # the images its description shows
+    shuffle: bool = False  # quiz mode goes through the cards in a new random order each run
 
     @property
     def card_ids(self) -> list[str]:
@@ -121,6 +123,7 @@ def deck_entries(decks: list[VerifiedDeck]) -> list[DeckEntry]:
                 tags=vd.deck.tags,
                 cards=deck_views(vd),
                 media=media,
+                shuffle=bool(vd.deck.shuffle),
             )
         )
     return entries
@@ -130,7 +133,7 @@ def _deck_data(entry: DeckEntry) -> dict[str, Any]:
     """Only what the page's script needs; everything shown is rendered (and escaped) by the templates."""
     return {
         "page": "deck",
-        "deck": {"name": entry.name, "slug": entry.slug},
+        "deck": {"name": entry.name, "slug": entry.slug, "shuffle": entry.shuffle},
         "cards": [{"id": c.id, "kind": c.kind, "judge": c.judge} for c in entry.cards],
     }
 
@@ -243,8 +246,24 @@ class QuizRenderer:
         media = _write_media(folder / MEDIA, entries)
         index = _page(entries, urls, None, project.title)
         _render(env, "quiz/index.html", index, folder / "index.html", media)
-        for entry in entries:
-            _render(
-                env, "quiz/deck.html", _page(entries, urls, entry, project.title), folder / entry.url, media
-            )
+        # A project's own quiz templates may show anything, other decks too: its pages are all made.
+        reuse = Reuse(project.out_dir, project.reuse and not (project.templates_dir / "quiz").is_dir())
+        try:
+            for entry in entries:
+                page = _page(entries, urls, entry, project.title)
+                key = reuse.key(_templates(), repr(replace(page, decks=[], cards=[])), repr(sorted(media)))
+                if not reuse.copied(key, site / entry.url, folder / entry.url):
+                    _render(env, "quiz/deck.html", page, folder / entry.url, media)
+                    reuse.made(key, folder / entry.url)
+        finally:
+            reuse.close()
         return Rendered([site])
+
+
+def _templates() -> str:
+    """The packaged quiz templates, as one digest (a deck page shows only its own deck)."""
+    digest = hashlib.sha256()
+    for path in sorted((PACKAGED / "quiz").rglob("*")):
+        if path.is_file():
+            digest.update(f"\0{path.relative_to(PACKAGED)}\0".encode() + path.read_bytes())
+    return digest.hexdigest()

@@ -9,6 +9,7 @@ types from notetypes.py, the package bytes from package.py.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -34,6 +35,7 @@ from quizgen.render.anki.notetypes import (
 from quizgen.render.anki.package import NoteSpec, write_apkg
 from quizgen.render.base import Project, Rendered
 from quizgen.render.present import deck_description
+from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 
 ANKI_DIR = "anki"
@@ -118,13 +120,19 @@ class AnkiRenderer:
         models = {k: model(k, new.notetypes[str(model_id(k))].mod) for k in kinds.names()}
         nids = note_ids(new.cards)
         written = []
-        for vd, deck_notes in zip(decks, notes, strict=True):
-            specs = [
-                NoteSpec(models[n.kind], n.fields, n.tags, guid(n.id), nids[n.id], new.cards[n.id].mod, due)
-                for due, n in enumerate(deck_notes)
-            ]
-            media = {name: path for n in deck_notes for name, path in n.media.items()}
-            written.append(out / _write_deck(folder, vd.deck, specs, media))
+        reuse = Reuse(project.out_dir, project.reuse)
+        try:
+            for vd, deck_notes in zip(decks, notes, strict=True):
+                specs = [
+                    NoteSpec(
+                        models[n.kind], n.fields, n.tags, guid(n.id), nids[n.id], new.cards[n.id].mod, due
+                    )
+                    for due, n in enumerate(deck_notes)
+                ]
+                media = {name: path for n in deck_notes for name, path in n.media.items()}
+                written.append(out / _write_deck(folder, vd.deck, specs, media, reuse, out))
+        finally:
+            reuse.close()
         result = Rendered(written)
         try:
             lock_written = lock.stage(lock_path, new, stage)
@@ -139,14 +147,33 @@ class AnkiRenderer:
         return result
 
 
-def _write_deck(folder: Path, deck: Deck, specs: list[NoteSpec], images: dict[str, Path]) -> str:
-    """One deck's .apkg, with the card script and the images its notes and description show."""
+def _write_deck(
+    folder: Path, deck: Deck, specs: list[NoteSpec], images: dict[str, Path], reuse: Reuse, old: Path
+) -> str:
+    """One deck's .apkg, with the card script and the images its notes and description show (copied
+    from the one in `old`, the last build's, when that was made from the same)."""
     path = folder / file_name(deck.name)
     description = anki_safe(deck_description(deck, images))
     js_name, js = media_js()
     media = {name: file.read_bytes() for name, file in images.items()}
-    write_apkg(path, deck_id(deck.name), deck.name, description, specs, {**media, js_name: js})
+    media[js_name] = js
+    key = reuse.key(repr((deck_id(deck.name), deck.name, description)), _specs(specs), _media(media))
+    if not reuse.copied(key, old / path.name, path):
+        write_apkg(path, deck_id(deck.name), deck.name, description, specs, media)
+        reuse.made(key, path)
     return path.name
+
+
+def _specs(specs: list[NoteSpec]) -> str:
+    """The notes of a package as text; a note type as its definition (its object's repr is an address)."""
+    types = {id(s.model): s.model for s in specs}
+    described = {str(m.model_id): json.dumps(vars(m), sort_keys=True, default=repr) for m in types.values()}
+    notes = [(s.model.model_id, s.fields, s.tags, s.guid, s.nid, s.mod, s.due) for s in specs]
+    return repr((sorted(described.items()), notes))
+
+
+def _media(media: dict[str, bytes]) -> str:
+    return repr(sorted((name, hashlib.sha256(data).hexdigest()) for name, data in media.items()))
 
 
 def _update_lock(lock_path: Path, notes: list[list[Note]]) -> tuple[lock.Lock, lock.Changes]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from quizgen import kinds
@@ -95,6 +97,11 @@ def _setup(vc: VerifiedCard, deck: Deck) -> str:
 
 def _source(path: str, cards_dir: Path) -> str:
     """The card file relative to the cards folder: the same on every checkout."""
+    return _relative(path, cards_dir, os.getcwd())
+
+
+@lru_cache(maxsize=1024)  # every card of a file asks; resolving a path is a system call per part
+def _relative(path: str, cards_dir: Path, cwd: str) -> str:
     try:
         return Path(path).resolve().relative_to(cards_dir.resolve()).as_posix()
     except ValueError:

@@ -7,9 +7,26 @@
   var D = root.QuizgenDom || require("./dom.js");
   var $ = D.$;
 
-  function start() { return { index: 0, results: [] }; }
-  function advance(quiz) { return { index: quiz.index + 1, results: quiz.results }; }
-  function record(quiz, id, ok) { return { index: quiz.index, results: quiz.results.concat([{ id: id, ok: ok }]) }; }
+  /* A new run over `n` cards: in the deck's order, or (`shuffled`) in a new random one (`random`, for
+   * tests, stands in for Math.random). `order` maps the run's step to the card's place on the page. */
+  function start(n, shuffled, random) {
+    var quiz = { index: 0, results: [], order: null };
+    if (!shuffled) return quiz;
+    var order = [], rnd = random || Math.random;
+    for (var i = 0; i < n; i++) order.push(i);
+    for (var j = n - 1; j > 0; j--) {
+      var k = Math.floor(rnd() * (j + 1)), t = order[j];
+      order[j] = order[k]; order[k] = t;
+    }
+    quiz.order = order;
+    return quiz;
+  }
+  function advance(quiz) { return { index: quiz.index + 1, results: quiz.results, order: quiz.order }; }
+  function record(quiz, id, ok) {
+    return { index: quiz.index, results: quiz.results.concat([{ id: id, ok: ok }]), order: quiz.order };
+  }
+  /* The page's place of the card the run is at. */
+  function position(quiz) { return quiz.order ? quiz.order[quiz.index] : quiz.index; }
   function done(quiz, total) { return quiz.index >= total; }
   function right(quiz) { return quiz.results.filter(function (r) { return r.ok; }).length; }
   function missed(quiz) { return quiz.results.filter(function (r) { return !r.ok; }).map(function (r) { return r.id; }); }
@@ -34,7 +51,7 @@
   function show(deck, focus) {
     if (done(deck.quiz, deck.cards.length)) return finish(deck);
     deck.ui.status.textContent = status(deck.quiz, deck.cards.length);
-    deck.present(deck.cards[deck.quiz.index], focus);
+    deck.present(deck.cards[position(deck.quiz)], focus);
   }
 
   /* A revealed card (ok null) asks whether the learner knew it; anything else is scored at once. */
@@ -78,7 +95,7 @@
   }
 
   function begin(deck, focus) {
-    deck.quiz = start();
+    deck.quiz = start(deck.cards.length, Boolean(deck.data.deck.shuffle));
     show(deck, focus);
   }
 
@@ -97,7 +114,7 @@
   }
 
   var api = {
-    start: start, advance: advance, record: record, done: done, right: right, missed: missed, status: status,
+    start: start, advance: advance, record: record, position: position, done: done, right: right, missed: missed, status: status,
     nextLabel: nextLabel, score: score, missedLine: missedLine, summary: summary,
     mode: { start: begin, answered: answered, retrying: retrying, wire: wire }
   };
