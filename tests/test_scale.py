@@ -3,7 +3,9 @@ cards import into a real Anki collection (and import again as nothing new)."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.cards import loader
-from quizgen.render import anki, highlighting, manifest, markup, prepare, quiz
+from quizgen.render import anki, cards_json, highlighting, manifest, markup, prepare, present, quiz
 from quizgen.render.anki import lock
 from quizgen.render.prepare import Preparation
 
@@ -220,3 +222,64 @@ def test_card_code_is_highlighted_ahead_from_the_loaded_cards(
     with highlighting.using(lambda key: None, lambda new: None):
         assert "ahead of the render" in markup.highlight(code)
     assert calls == []  # served from what was prepared
+
+
+def test_whether_card_code_uses_torch_is_kept_for_later_builds(
+    tmp_path: Path, pool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answers ("verified with torch" or not) are stored; a later build reads them, parsing no code,
+    and makes the same bytes; the build's warm-up works them out from the loaded cards."""
+    monkeypatch.setattr(present, "_torch_known", {})  # not what earlier tests' builds worked out
+    root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK})
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
+    pipeline.build(options)
+    first = _tree(root / "build")
+    with sqlite3.connect(root / "build" / ".cache" / "cache.sqlite3") as db:
+        stored = dict(db.execute("SELECT key, value FROM torch"))
+    decks, problems = loader.load(root / "cards")
+    assert problems == []
+    jobs = {card.id: present.card_job(deck, card) for deck in decks for card in deck.cards}
+    parts = {card_id: present.torch_parts(job) for card_id, job in jobs.items() if job is not None}
+    keys = {card_id: present.torch_key(part) for card_id, part in parts.items()}
+    assert stored[keys["value-two-steps"]] == "1"
+    assert stored[keys["basic-why-accumulate"]] == "0"  # prints a string: torch never verified it
+    parsed: list[object] = []
+    real = present._parsed_uses_torch
+    monkeypatch.setattr(present, "_parsed_uses_torch", lambda job: parsed.append(job) or real(job))
+    monkeypatch.setattr(present, "_torch_known", {})
+    (root / "build" / "cards.json").unlink()  # an output gone: the render runs again
+    pipeline.build(options)
+    assert parsed == []
+    assert _tree(root / "build") == first
+    monkeypatch.setattr(present, "_torch_known", {})
+    (root / "build" / ".cache" / "cache.sqlite3").unlink()
+    preparation = Preparation(root / "build" / ".cache")
+    preparation.start(decks)
+    assert preparation.thread is not None
+    preparation.thread.join()
+    preparation.stop()
+    assert len(parsed) == len(set(parts.values()))  # each distinct job once, ahead of the render
+    assert present._torch_known == {parts[i]: stored[keys[i]] == "1" for i in parts}
+
+
+def test_cards_json_takes_unchanged_decks_from_the_last_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only an edited deck's part of cards.json is encoded again; the file is what one dump makes."""
+    root = write_project(tmp_path, basic_decks(3, 4))
+    build(root)
+    part = root / "cards" / "part-2.yaml"
+    part.write_text(part.read_text().replace("Answer 5.", "Answer five."))
+    recalled: list[bool] = []
+    real = cards_json._recalled
+    monkeypatch.setattr(cards_json, "_recalled", lambda *a: recalled.append(bool(r := real(*a))) or r)
+    report = build(root)
+    assert recalled == [True, False, True]
+    whole = json.dumps(cards_json.cards_data(report.decks), indent=1, sort_keys=True) + "\n"
+    assert (root / "build" / "cards.json").read_text() == whole
+    assert '"back": "Answer five."' in whole
+    (root / "build" / "cards.json").write_text(whole.replace("Answer 9.", "Answer nine."))  # by hand
+    recalled.clear()
+    build(root)
+    assert recalled == [True, True, False]  # part 3's bytes there are no longer what was made
+    assert (root / "build" / "cards.json").read_text() == whole

@@ -314,14 +314,18 @@ def _render(options: Options, report: Report, stage: Stage) -> None:
 
 @contextmanager
 def _highlights_kept(cache: Cache) -> Iterator[None]:
-    """Highlighted code from earlier builds is read from the cache, and this build's is added to it."""
-    from quizgen.render import highlighting
+    """Highlighted code (and whether each card's code uses torch) from earlier builds is read from the
+    cache, and this build's is added to it."""
+    from quizgen.render import highlighting, present
 
-    def lookup(key: str) -> str | None:
-        return cache.lookup("highlight", [key]).get(key)
+    def lookup(table: str) -> Callable[[str], str | None]:
+        return lambda key: cache.lookup(table, [key]).get(key)
 
     try:
-        with highlighting.using(lookup, lambda new: cache.store("highlight", new)):
+        with (
+            highlighting.using(lookup("highlight"), lambda new: cache.store("highlight", new)),
+            present.torch_kept(lookup("torch"), lambda new: cache.store("torch", new)),
+        ):
             yield
     finally:
         cache.close()

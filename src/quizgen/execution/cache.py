@@ -4,8 +4,8 @@ One SQLite store (`OUT/.cache/cache.sqlite3`, WAL) rather than a file per result
 batches, so the parent never stops to write one while the workers wait, and an unchanged build reads
 every result it needs in a few queries. SQLite keeps the store whole when a build is killed and lets
 concurrent builds share it; any failure to read or write it only costs time (the result is recomputed).
-The same store keeps other build-time memos that are cheap to keep (`memo`/`remember`: highlighted
-code, snippets known to compile), each in its own table.
+The same store keeps other build-time memos that are cheap to keep (`lookup`/`store`: highlighted
+code, snippets known to compile, whether a card's code uses torch), each in its own table.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from quizgen.execution.protocol import Job, Outcome
 
 STORE = "cache.sqlite3"
 # key -> value text; only these names reach SQL. decks: parsed card files (cards/stored.py); outputs:
-# what a per-deck output was made from (render/reuse.py).
-TABLES = ("results", "highlight", "compiled", "meta", "decks", "outputs")
+# what a per-deck output was made from (render/reuse.py); torch: whether a card's code uses torch
+# (render/present.py).
+TABLES = ("results", "highlight", "compiled", "meta", "decks", "outputs", "torch")
 _FLUSH_EVERY = 200  # results held before a write, at most
 _FLUSH_SECONDS = 1.0  # ... or this long since the last one
 _BUSY_SECONDS = 30.0  # how long to wait for another build's write to finish

@@ -2,12 +2,13 @@
 
 Highlighting every card's code, and parsing it to tell whether it uses torch, were most of a cold
 build's rendering and need no executed result, so a thread does them as soon as the cards are loaded
-(earlier builds' highlighting read from the cache in one go).
+(what earlier builds worked out read from the cache in one go).
 It is a warm-up: a code it did not guess is highlighted by the render as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,17 +45,26 @@ class Preparation:
 
     def _run(self, decks: list[Deck]) -> None:
         cache = Cache(self.cache_dir, self.use_cache)  # its own: SQLite connections stay in their thread
-        try:
-            codes = [code for deck in decks for card in deck.cards for code in shown_code(deck, card)]
-            for code in codes:  # what the views ask of each snippet (present.uses_torch), parsed once
-                if self.halt.is_set():
-                    break
-                present.statements(code)
-            highlighting.prepare(codes, lambda keys: cache.lookup("highlight", keys), self.halt)
-        except Exception:  # a warm-up that fails leaves the work to the render
-            pass
+        try:  # a part of the warm-up that fails leaves its work to the render
+            with contextlib.suppress(Exception):
+                self._torch(decks, cache)
+            with contextlib.suppress(Exception):
+                codes = [code for deck in decks for card in deck.cards for code in shown_code(deck, card)]
+                highlighting.prepare(codes, lambda keys: cache.lookup("highlight", keys), self.halt)
         finally:
             cache.close()
+
+    def _torch(self, decks: list[Deck], cache: Cache) -> None:
+        """Whether each card's code uses torch (what its view tells): earlier builds' answers read in
+        one go, the rest worked out until `halt`."""
+        jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]
+        parts = {present.torch_parts(job): job for job in jobs}
+        keys = {present.torch_key(part): part for part in parts}
+        present.recall(cache.lookup("torch", list(keys)), keys)
+        for part, job in parts.items():
+            if self.halt.is_set():
+                return
+            present.uses_torch(job, part)
 
     def stop(self) -> None:
         self.halt.set()

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import random
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
-from quizgen.cards.model import Deck, VerifiedCard, VerifiedDeck
+from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
 from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
 
@@ -104,9 +105,7 @@ def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> Car
 
     card = vc.card
     deck = deck or Deck(card.deck, card.location.path)
-    job = kinds.get(card.kind).job(deck, card) if vc.outcome is not None else None
-    if job is not None and card.cite:
-        job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
+    job = card_job(deck, card) if vc.outcome is not None else None
     view = CardView(
         id=card.id,
         kind=card.kind,
@@ -189,11 +188,80 @@ def _names(statement: ast.stmt) -> tuple[frozenset[str], frozenset[str], frozens
     return frozenset(read), frozenset(bound), frozenset(torch)
 
 
-def uses_torch(job: Job) -> bool:
+def card_job(deck: Deck, card: Card) -> Job | None:
+    """The job the card ran as (what tells whether its code used torch)."""
+    from quizgen import kinds
+
+    job = kinds.get(card.kind).job(deck, card)
+    if job is not None and card.cite:
+        job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
+    return job
+
+
+# Whether a job's own code uses torch, by what it reads of the job (`torch_parts`): parsing every card's
+# code was ~1.5 s of a 10,000-card build, so the answers are kept in the build cache ("torch" table,
+# "1"/"0" by `torch_key`) and read back in one go (`recall`, the warm-up) or one by one (`torch_kept`).
+Parts = tuple[tuple[str, bool], ...]
+_torch_known: dict[Parts, bool] = {}
+_torch_fresh: dict[Parts, bool] = {}  # worked out in this process and not yet handed to the store
+_torch_store: Callable[[str], str | None] | None = None
+
+
+@cache
+def _torch_salt() -> str:
+    from quizgen.execution.cache import code_stamp  # the rule below is quizgen's code: a change forgets
+
+    return code_stamp()
+
+
+def torch_parts(job: Job) -> Parts:
+    """All `uses_torch` reads of a job: its snippets' code, and which of them are the setup's."""
+    setup = job["setup"]
+    return tuple((snippet["code"], snippet in setup) for snippet in job_snippets(job))
+
+
+def torch_key(parts: Parts) -> str:
+    """The store's name for a job's answer."""
+    return hashlib.sha256(json.dumps([_torch_salt(), parts]).encode()).hexdigest()
+
+
+def recall(known: dict[str, str], parts: dict[str, Parts]) -> None:
+    """Take in answers an earlier build stored (`known`, by `torch_key` of `parts`)."""
+    _torch_known.update((parts[key], value == "1") for key, value in known.items() if key in parts)
+
+
+@contextmanager
+def torch_kept(
+    lookup: Callable[[str], str | None], keep: Callable[[list[tuple[str, str]]], None]
+) -> Iterator[None]:
+    """Read earlier builds' answers through `lookup` meanwhile; hand the new ones to `keep` at the end."""
+    global _torch_store
+    _torch_store = lookup
+    try:
+        yield
+    finally:
+        _torch_store = None
+        fresh = [(torch_key(parts), "1" if value else "0") for parts, value in _torch_fresh.items()]
+        _torch_fresh.clear()
+        keep(fresh)
+
+
+def uses_torch(job: Job, parts: Parts | None = None) -> bool:
     """Whether the card's own code uses torch: names it, or names what the setup made with it.
 
     A deck's `import torch` alone does not count, so a plain-Python card never claims torch verified it.
+    `parts` are the job's `torch_parts`, when known.
     """
+    parts = parts or torch_parts(job)
+    known = _torch_known.get(parts)
+    if known is None and _torch_store is not None and (stored := _torch_store(torch_key(parts))):
+        known = _torch_known[parts] = stored == "1"
+    if known is None:
+        known = _torch_known[parts] = _torch_fresh[parts] = _parsed_uses_torch(job)
+    return known
+
+
+def _parsed_uses_torch(job: Job) -> bool:
     setup = job["setup"]
     torch: set[str] = set()  # names bound to torch or to something made with it
     for snippet in job_snippets(job):
