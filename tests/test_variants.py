@@ -5,6 +5,7 @@ learner could not tell from the right answer."""
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -302,3 +303,14 @@ def test_two_answers_are_the_same_when_one_declared_would_pass_for_the_other(
     a: Any, b: Any, same: bool
 ) -> None:
     assert variants.same(a, b, Tolerance()) is same
+
+
+def test_reading_a_variant_prints_no_python_warning(project: Callable[..., Path]) -> None:
+    # `1if` compiles with a SyntaxWarning; the loader compiles the changed code to locate a syntax error,
+    # and Python would print the warning with the YAML file's line of the same number.
+    entry = '      - label: odd\n        replace: {"opt.zero_grad()": "y = 1if True else 0"}\n'
+    root = project({"t.yaml": HEADER + CARD + entry})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert load_errors(root) == []
+    assert [str(w.message) for w in caught] == []

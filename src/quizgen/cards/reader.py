@@ -82,7 +82,7 @@ def construct(node: yaml.Node) -> Any:
 
 def has_assert(code: str) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = syntax.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True  # reported as a syntax error already
     return any(isinstance(n, ast.Assert) and not _always_true(n.test) for n in ast.walk(tree))

@@ -6,6 +6,7 @@ as the last. The pipeline fills `known` from the build cache and stores `fresh` 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import sys
 import warnings
@@ -31,3 +32,11 @@ def check(code: str, path: str, mode: str) -> None:
         compile(code, path, mode)
     known.add(key)
     fresh.append(key)
+
+
+def parse(code: str) -> ast.Module:
+    """ast.parse(code), without the SyntaxWarning Python would print for card code (`1if x`): the
+    worker runs the code and shows its warnings with the card's output; the parent only reads it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(code)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
+from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader, has_assert
 from quizgen.cards.schema import Field
@@ -250,7 +251,7 @@ def _read_indented(reader: Reader, card: OrderCard) -> None:
     program = Program(tuple(s.code for s in card.lines), len(card.lines), unit, tuple(card.levels))
     source, places = program.source(tuple(range(len(card.lines))))
     try:
-        compile(source, "<puzzle>", "exec")
+        syntax.check(source, "<puzzle>", "exec")
     except SyntaxError as exc:
         block, k = places[min(max((exc.lineno or 1) - 1, 0), len(places) - 1)] if places else (0, 0)
         at = card.lines[block] if card.lines else None

@@ -26,6 +26,7 @@ from typing import Any, cast
 import yaml
 
 from quizgen import answers
+from quizgen.cards import syntax
 from quizgen.cards.model import Snippet, Tolerance
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
@@ -149,7 +150,7 @@ def _entry(entry: _EntryReader, code: Snippet | None) -> Variant | None:
 
 def _same_program(a: str, b: str) -> bool:
     try:
-        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+        return ast.dump(syntax.parse(a)) == ast.dump(syntax.parse(b))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False  # reported as a syntax error already
 
@@ -210,7 +211,7 @@ def _changed(entry: _EntryReader, code: Snippet, label: str) -> Snippet | None:
             out[n] = "\n".join(indent + part.strip() for part in (new or "pass").splitlines())
     changed = Snippet("\n".join(out) + "\n", code.path, code.line)
     try:
-        compile(changed.code, code.path, "exec")
+        syntax.check(changed.code, code.path, "exec")  # (quietly: a SyntaxWarning is the worker's to show)
     except SyntaxError as exc:
         entry.error(entry.loc(), f'variant "{label}": the changed code does not compile: {exc.msg}')
         return None

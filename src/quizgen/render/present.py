@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 
+from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
 from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
@@ -163,7 +164,7 @@ def statements(code: str) -> tuple[tuple[frozenset[str], frozenset[str], frozens
     that does not parse alone (an order line such as `for x in xs:`) as one statement reading every name
     it mentions. Cached: every card of a deck shares its setup."""
     try:
-        statements = ast.parse(textwrap.dedent(code)).body
+        statements = syntax.parse(textwrap.dedent(code)).body
     except SyntaxError:
         return ((frozenset(re.findall(r"[A-Za-z_]\w*", code)), frozenset(), frozenset()),)
     return tuple(_names(statement) for statement in statements)
