@@ -229,7 +229,7 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
 ) -> None:
     """The answers ("verified with torch" or not) are stored; a later build reads them, parsing no code,
     and makes the same bytes; the build's warm-up works them out from the loaded cards."""
-    monkeypatch.setattr(present, "_torch_known", {})  # not what earlier tests' builds worked out
+    monkeypatch.setattr(present.TORCH_USE, "known", {})  # not what earlier tests' builds worked out
     root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK})
     options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
     pipeline.build(options)
@@ -246,12 +246,12 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     parsed: list[object] = []
     real = present._parsed_uses_torch
     monkeypatch.setattr(present, "_parsed_uses_torch", lambda job: parsed.append(job) or real(job))
-    monkeypatch.setattr(present, "_torch_known", {})
+    monkeypatch.setattr(present.TORCH_USE, "known", {})
     (root / "build" / "cards.json").unlink()  # an output gone: the render runs again
     pipeline.build(options)
     assert parsed == []
     assert _tree(root / "build") == first
-    monkeypatch.setattr(present, "_torch_known", {})
+    monkeypatch.setattr(present.TORCH_USE, "known", {})
     (root / "build" / ".cache" / "cache.sqlite3").unlink()
     preparation = Preparation(root / "build" / ".cache")
     preparation.start(decks)
@@ -259,7 +259,7 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     preparation.thread.join()
     preparation.stop()
     assert len(parsed) == len(set(parts.values()))  # each distinct job once, ahead of the render
-    assert present._torch_known == {parts[i]: stored[keys[i]] == "1" for i in parts}
+    assert present.TORCH_USE.known == {parts[i]: stored[keys[i]] == "1" for i in parts}
 
 
 def test_cards_json_takes_unchanged_decks_from_the_last_one(

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
 import pygments
 
+from quizgen.render.kept import Kept
+
 if TYPE_CHECKING:  # imported where used: an unchanged check highlights nothing and should not load them
     from pygments.formatters import HtmlFormatter
     from pygments.lexer import Lexer
 
-_memo: dict[str, str] = {}  # digest -> highlighted HTML
-_fresh: dict[str, str] = {}  # highlighted in this process and not yet handed to the store
-_store: Callable[[str], str | None] | None = None
+KEPT: Kept[str, str] = Kept(str, str, str)  # digest -> highlighted HTML
+using = KEPT.using  # the build cache's "highlight" table meanwhile
 
 
 @cache
@@ -49,14 +49,7 @@ def _digest(code: str, language: str) -> str:
 
 def tokens_html(code: str, language: str) -> str:
     """Pygments' HTML for `code` (token spans, no wrapper), computed once per distinct code."""
-    key = _digest(code, language)
-    found = _memo.get(key)
-    if found is None and _store is not None:
-        found = _store(key)
-    if found is None:
-        found = _fresh[key] = pygments.highlight(code, _lexer(language), _formatter())
-    _memo[key] = found
-    return found
+    return KEPT.get(_digest(code, language), lambda: pygments.highlight(code, _lexer(language), _formatter()))
 
 
 def prepare(
@@ -65,26 +58,12 @@ def prepare(
     """Highlight Python `codes` ahead of the render (a thread, while the pool runs the snippets): what
     earlier builds highlighted is read in one go through `lookup`, the rest is computed until `stop`."""
     wanted = {_digest(code, "python"): code for code in codes}
-    missing = [key for key in wanted if key not in _memo]
-    _memo.update(lookup(missing))
+    missing = [key for key in wanted if key not in KEPT.known]
+    KEPT.known.update(lookup(missing))
     for key in missing:
         if stop.is_set():
             return
-        if key not in _memo:
-            _memo[key] = _fresh[key] = pygments.highlight(wanted[key], _lexer("python"), _formatter())
-
-
-@contextmanager
-def using(
-    lookup: Callable[[str], str | None], keep: Callable[[list[tuple[str, str]]], None]
-) -> Iterator[None]:
-    """Read earlier builds' results through `lookup` meanwhile; hand the new ones to `keep` at the end."""
-    global _store
-    _store = lookup
-    try:
-        yield
-    finally:
-        _store = None
-        fresh = list(_fresh.items())
-        _fresh.clear()
-        keep(fresh)
+        if key not in KEPT.known:
+            KEPT.known[key] = KEPT.fresh[key] = pygments.highlight(
+                wanted[key], _lexer("python"), _formatter()
+            )

@@ -11,7 +11,7 @@ import json
 import random
 import re
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from functools import cache
@@ -20,6 +20,7 @@ from pathlib import Path
 from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
+from quizgen.render.kept import Kept
 from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
 
 
@@ -203,9 +204,6 @@ def card_job(deck: Deck, card: Card) -> Job | None:
 # code was ~1.5 s of a 10,000-card build, so the answers are kept in the build cache ("torch" table,
 # "1"/"0" by `torch_key`) and read back in one go (`recall`, the warm-up) or one by one (`torch_kept`).
 Parts = tuple[tuple[str, bool], ...]
-_torch_known: dict[Parts, bool] = {}
-_torch_fresh: dict[Parts, bool] = {}  # worked out in this process and not yet handed to the store
-_torch_store: Callable[[str], str | None] | None = None
 
 
 @cache
@@ -226,25 +224,9 @@ def torch_key(parts: Parts) -> str:
     return hashlib.sha256(json.dumps([_torch_salt(), parts]).encode()).hexdigest()
 
 
-def recall(known: dict[str, str], parts: dict[str, Parts]) -> None:
-    """Take in answers an earlier build stored (`known`, by `torch_key` of `parts`)."""
-    _torch_known.update((parts[key], value == "1") for key, value in known.items() if key in parts)
-
-
-@contextmanager
-def torch_kept(
-    lookup: Callable[[str], str | None], keep: Callable[[list[tuple[str, str]]], None]
-) -> Iterator[None]:
-    """Read earlier builds' answers through `lookup` meanwhile; hand the new ones to `keep` at the end."""
-    global _torch_store
-    _torch_store = lookup
-    try:
-        yield
-    finally:
-        _torch_store = None
-        fresh = [(torch_key(parts), "1" if value else "0") for parts, value in _torch_fresh.items()]
-        _torch_fresh.clear()
-        keep(fresh)
+TORCH_USE: Kept[Parts, bool] = Kept(torch_key, lambda uses: "1" if uses else "0", lambda text: text == "1")
+recall = TORCH_USE.recall  # earlier builds' answers, read in one go by the warm-up
+torch_kept = TORCH_USE.using  # the build cache's "torch" table meanwhile
 
 
 def uses_torch(job: Job, parts: Parts | None = None) -> bool:
@@ -253,13 +235,7 @@ def uses_torch(job: Job, parts: Parts | None = None) -> bool:
     A deck's `import torch` alone does not count, so a plain-Python card never claims torch verified it.
     `parts` are the job's `torch_parts`, when known.
     """
-    parts = parts or torch_parts(job)
-    known = _torch_known.get(parts)
-    if known is None and _torch_store is not None and (stored := _torch_store(torch_key(parts))):
-        known = _torch_known[parts] = stored == "1"
-    if known is None:
-        known = _torch_known[parts] = _torch_fresh[parts] = _parsed_uses_torch(job)
-    return known
+    return TORCH_USE.get(parts or torch_parts(job), lambda: _parsed_uses_torch(job))
 
 
 def _parsed_uses_torch(job: Job) -> bool:
