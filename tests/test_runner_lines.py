@@ -28,3 +28,38 @@ def test_each_job_shows_its_own_lines_wherever_it_stands(tmp_path: Any) -> None:
     assert [linecache.getline(path, n) for n in (10, 11)] == ["z = 4\n", "w = 5\n"]
     assert linecache.getline(path, 5) == "\n"  # a line no job showed
     assert len(runner._lines[path]) == 41
+
+
+def test_code_compiled_far_down_a_file_names_its_lines_in_tracebacks(tmp_path: Any) -> None:
+    """compile_snippet shifts line numbers instead of padding the source: nested functions and
+    comprehensions, and the answer expression rewritten to note its dtype, keep their card-file lines."""
+    import traceback
+
+    from quizgen.execution import describe, snippets
+
+    path = str(tmp_path / "deck.yaml")
+    code = "def f(x):\n    return [1 / v for v in x]\n\ny = f([1, 0])\n"
+    for line in (1, 5000):
+        snippet = {"code": code, "path": path, "line": line}
+        try:
+            exec(snippets.compile_snippet(snippet), {})  # type: ignore[arg-type]
+        except ZeroDivisionError as exc:
+            frames = [(f.filename, f.lineno) for f in traceback.extract_tb(exc.__traceback__)[1:]]
+        assert frames == [(path, line + 3), (path, line + 1), (path, line + 1)]
+        ns: dict[str, object] = {"t": None}
+        expr = {"code": "float(t.item())", "path": path, "line": line + 7}
+        try:
+            describe.evaluate(expr, ns)  # type: ignore[arg-type]
+        except AttributeError as exc:
+            assert traceback.extract_tb(exc.__traceback__)[-1].lineno == line + 7
+
+
+def test_a_syntax_error_names_its_line_in_the_card_file(tmp_path: Any) -> None:
+    import pytest
+
+    from quizgen.execution import snippets
+
+    snippet = {"code": "x = 1\ny = (\n", "path": str(tmp_path / "deck.yaml"), "line": 300}
+    with pytest.raises(SyntaxError) as caught:
+        snippets.compile_snippet(snippet)  # type: ignore[arg-type]
+    assert caught.value.lineno == 301

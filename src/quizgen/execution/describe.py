@@ -9,7 +9,7 @@ from types import CodeType
 from quizgen import display
 from quizgen.constants import MAX_ELEMENTS
 from quizgen.execution.protocol import JSON, Answer, SnippetJob
-from quizgen.execution.snippets import SnippetFailed, compile_snippet
+from quizgen.execution.snippets import SnippetFailed, compile_snippet, shift_lines
 
 _NOTE = "__quizgen_dtype_of__"  # bound in the namespace only while an answer expression runs
 _TO_PYTHON = ("item", "tolist")  # tensor methods whose Python floats forget the tensor's dtype
@@ -40,8 +40,10 @@ def evaluate(snippet: SnippetJob, ns: dict[str, object]) -> tuple[object, str | 
 def _noting(snippet: SnippetJob) -> CodeType | None:
     """The expression with the tensor it converts passed through `_NOTE` first, or None when it converts
     nothing. Compiled with the card file's name and lines, so tracebacks still point there."""
-    padded = "\n" * (int(snippet["line"]) - 1) + snippet["code"]
-    tree = ast.parse(padded, snippet["path"], "eval")
+    try:
+        tree = ast.parse(snippet["code"], snippet["path"], "eval")
+    except SyntaxError:
+        return None  # compile_snippet reports it at its line in the card file
     call = tree.body
     if not isinstance(call, ast.Call) or call.keywords:
         return None
@@ -51,7 +53,8 @@ def _noting(snippet: SnippetJob) -> CodeType | None:
         call.args[0] = _wrapped(call.args[0])
     else:
         return None
-    return compile(ast.fix_missing_locations(tree), snippet["path"], "eval")
+    code = compile(ast.fix_missing_locations(tree), snippet["path"], "eval")
+    return shift_lines(code, int(snippet["line"]) - 1)
 
 
 def _wrapped(node: ast.expr) -> ast.expr:

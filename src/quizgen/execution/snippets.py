@@ -20,10 +20,36 @@ class SnippetFailed(Exception):
         self.retire = retire  # the worker may be in a bad state: replace it
 
 
+_compiled: dict[tuple[str, int, str, str], CodeType] = {}  # setups: one deck's setup serves all its cards
+
+
 def compile_snippet(snippet: SnippetJob, mode: str = "exec") -> CodeType:
     """Compiled so that tracebacks name the card file and its line numbers."""
-    padded = "\n" * (int(snippet["line"]) - 1) + snippet["code"]
-    return compile(padded, snippet["path"], mode)
+    key = (snippet["path"], int(snippet["line"]), snippet["code"], mode)
+    code = _compiled.get(key)
+    if code is None:
+        code = shift_lines(_compile(snippet["code"], snippet["path"], mode, key[1]), key[1] - 1)
+        if len(_compiled) < 256:  # a worker's jobs share few setups; card code rarely repeats
+            _compiled[key] = code
+    return code
+
+
+def _compile(source: str, path: str, mode: str, line: int) -> CodeType:
+    try:
+        return compile(source, path, mode)
+    except SyntaxError:
+        # Rare (the loader checks syntax); padded, the error names the line in the card file.
+        return compile("\n" * (line - 1) + source, path, mode)
+
+
+def shift_lines(code: CodeType, by: int) -> CodeType:
+    """The code as if it began `by` lines further down its file: padding the source with blank lines
+    instead costs a parse of every line above the card (quadratic in a big card file). Line tables
+    count from co_firstlineno (PEP 626), so moving it moves every line, nested code objects included."""
+    if by == 0:
+        return code
+    consts = tuple(shift_lines(c, by) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + by, co_consts=consts)
 
 
 def format_exception(exc: BaseException, paths: set[str]) -> str:
@@ -69,9 +95,18 @@ def _end_if_forked() -> None:
 
 
 def seed() -> None:
+    """What `torch.manual_seed(0)` does, without its cost: for each device not yet started, it queues
+    another seeding with a formatted stack (~0.1 ms, and a list that grows with every job). The zygote
+    queued that once (seed_devices); here only the CPU and devices already started are seeded."""
     import torch
 
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
+    for name in _DEVICES:
+        device = getattr(torch, name, None)
+        if device is not None and device.is_initialized() and not device._is_in_bad_fork():
+            device.manual_seed_all(0)
+    if torch._C._has_mps:  # pragma: no cover - macOS only; started eagerly, so seeded as torch does
+        torch.mps.manual_seed(0)
     random.seed(0)
     try:
         import numpy
@@ -79,6 +114,16 @@ def seed() -> None:
         numpy.random.seed(0)
     except ImportError:  # pragma: no cover - numpy ships with the torch wheel's requirements here
         pass
+
+
+_DEVICES = ("cuda", "xpu", "mtia")  # the lazily started devices torch.manual_seed seeds
+
+
+def seed_devices() -> None:
+    """Seed every device once, as `torch.manual_seed(0)` does (the zygote, before forking workers)."""
+    import torch
+
+    torch.manual_seed(0)
 
 
 def fresh_namespace(setups: list[CodeType], paths: set[str]) -> dict[str, object]:

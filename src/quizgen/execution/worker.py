@@ -54,8 +54,9 @@ def _warm_up(optimizers: bool) -> str:
     import torch.nn
     import torch.optim
 
-    from quizgen.execution import runner
+    from quizgen.execution import runner, snippets
 
+    snippets.seed_devices()
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     warnings.formatwarning = _learner_warning
