@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pygments
 
+from quizgen.render import fast_python
 from quizgen.render.kept import Kept
 
 if TYPE_CHECKING:  # imported where used: an unchanged check highlights nothing and should not load them
@@ -26,7 +27,7 @@ using = KEPT.using  # the build cache's "highlight" table meanwhile
 
 
 @cache
-def _formatter() -> HtmlFormatter:
+def formatter() -> HtmlFormatter:
     from pygments.formatters import HtmlFormatter
 
     return HtmlFormatter(nowrap=True)
@@ -43,13 +44,25 @@ def _lexer(language: str) -> Lexer:
         return get_lexer_by_name("text")
 
 
+def python_lexer() -> Lexer:
+    return _lexer("python")
+
+
+def _highlighted(code: str, language: str) -> str:
+    if language in ("", "python", "py"):
+        fast = fast_python.tokens_html(code)  # the same HTML, from Python's tokenizer where it can
+        if fast is not None:
+            return fast
+    return pygments.highlight(code, _lexer(language), formatter())
+
+
 def _digest(code: str, language: str) -> str:
     return hashlib.sha256(f"{pygments.__version__}\0{language}\0{code}".encode()).hexdigest()
 
 
 def tokens_html(code: str, language: str) -> str:
     """Pygments' HTML for `code` (token spans, no wrapper), computed once per distinct code."""
-    return KEPT.get(_digest(code, language), lambda: pygments.highlight(code, _lexer(language), _formatter()))
+    return KEPT.get(_digest(code, language), lambda: _highlighted(code, language))
 
 
 def prepare(
@@ -64,6 +77,4 @@ def prepare(
         if stop.is_set():
             return
         if key not in KEPT.known:
-            KEPT.known[key] = KEPT.fresh[key] = pygments.highlight(
-                wanted[key], _lexer("python"), _formatter()
-            )
+            KEPT.known[key] = KEPT.fresh[key] = _highlighted(wanted[key], "python")
