@@ -7,6 +7,8 @@ import ctypes
 import types
 from typing import Any
 
+import pytest
+
 from quizgen.execution import contamination
 
 
@@ -20,6 +22,7 @@ def test_gathered_tags_are_the_dicts_own_tags() -> None:
     assert moved == [0, 0, 1, 0]
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the walk reads torch's deprecated aliases too
 def test_a_patched_module_is_noticed_and_a_restored_entry_is_not(monkeypatch: Any) -> None:
     import json
 

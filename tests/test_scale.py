@@ -275,7 +275,8 @@ def test_cards_json_takes_unchanged_decks_from_the_last_one(
     monkeypatch.setattr(cards_json, "_recalled", lambda *a: recalled.append(bool(r := real(*a))) or r)
     report = build(root)
     assert recalled == [True, False, True]
-    whole = json.dumps(cards_json.cards_data(report.decks), indent=1, sort_keys=True) + "\n"
+    whole = cards_json.layout(cards_json.cards_data(report.decks))
+    assert json.loads(whole) == cards_json.cards_data(report.decks)
     assert (root / "build" / "cards.json").read_text() == whole
     assert '"back": "Answer five."' in whole
     (root / "build" / "cards.json").write_text(whole.replace("Answer 9.", "Answer nine."))  # by hand

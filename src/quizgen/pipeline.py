@@ -21,7 +21,7 @@ from quizgen import kinds, settings, verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY
-from quizgen.errors import CardErrors, InternalError, OutputError, Problem
+from quizgen.errors import CardErrors, InternalError, Problem
 from quizgen.execution.cache import Cache, Memo, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 
@@ -291,7 +291,8 @@ def _sources(options: Options) -> str:
 
 
 def _render(options: Options, report: Report, stage: Stage) -> None:
-    from quizgen.render.base import Project, renderers
+    from quizgen.render import parallel
+    from quizgen.render.base import Located, Project, renderers
     from quizgen.render.present import shared_views
 
     project = Project(
@@ -299,14 +300,7 @@ def _render(options: Options, report: Report, stage: Stage) -> None:
     )
     cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
     with _highlights_kept(cache), shared_views(), stage:
-        for renderer in renderers():
-            try:
-                rendered = renderer.render(project, stage)
-            except OSError as exc:
-                where = f"{exc.filename}: " if exc.filename else ""
-                raise OutputError(
-                    f"{where}cannot write the {renderer.name} output: {exc.strerror or exc}"
-                ) from None
+        for rendered in parallel.render(project, stage, [Located(r) for r in renderers()], options.jobs):
             report.written += rendered.written
             report.notes += rendered.notes
         stage.commit()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from quizgen.cards.model import VerifiedDeck
+from quizgen.errors import OutputError
 from quizgen.render.stage import Stage
 
 
@@ -38,6 +39,20 @@ class Renderer(Protocol):
     def render(self, project: Project, stage: Stage) -> Rendered:
         """Write this output's files through `stage` (never straight to their targets)."""
         ...
+
+
+class Located:
+    """A renderer whose failure to write names its output."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer, self.name = renderer, renderer.name
+
+    def render(self, project: Project, stage: Stage) -> Rendered:
+        try:
+            return self.renderer.render(project, stage)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise OutputError(f"{where}cannot write the {self.name} output: {exc.strerror or exc}") from None
 
 
 def renderers() -> list[Renderer]:

@@ -49,6 +49,10 @@ class Kept(Generic[K, V]):
             yield
         finally:
             self.lookup = None
-            fresh = [(self.key(item), self.encode(value)) for item, value in self.fresh.items()]
-            self.fresh.clear()
-            keep(fresh)
+            keep(self.take_fresh())
+
+    def take_fresh(self) -> list[tuple[str, str]]:
+        """The values worked out since the last take, as the store keeps them; no longer fresh after."""
+        fresh = [(self.key(item), self.encode(value)) for item, value in self.fresh.items()]
+        self.fresh.clear()
+        return fresh

@@ -67,6 +67,19 @@ class Stage:
         self._dirs.append((tmp, target))
         return tmp
 
+    def files(self) -> list[tuple[Path, Path]]:
+        """The staged files as (temporary, target)."""
+        return list(self._files)
+
+    def folders(self) -> list[tuple[Path, Path]]:
+        """The staged folders as (temporary, target)."""
+        return list(self._dirs)
+
+    def adopt(self, files: list[tuple[Path, Path]], folders: list[tuple[Path, Path]]) -> None:
+        """Take over what another stage (another process's) staged: committed or discarded with this one's."""
+        self._files += files
+        self._dirs += folders
+
     def moves(self) -> list[Callable[[], None]]:
         """The commit, step by step (each step can be redone after a crash)."""
         moves = [{"tmp": str(tmp), "target": str(target), "dir": False} for tmp, target in self._files]
