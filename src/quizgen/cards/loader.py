@@ -15,13 +15,12 @@ from typing import Any
 import yaml
 
 from quizgen import kinds, prose
-from quizgen.cards import schema, stored
+from quizgen.cards import continued, schema, stored
 from quizgen.cards.hints import yaml_hint
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
-from quizgen.settings import MAX_ATTEMPTS, VALUE_ANSWERS
 
 _ID = re.compile(schema.ID_PATTERN)
 _LIMIT = "the most a card file may have"
@@ -105,47 +104,18 @@ def load(
     files = card_files(cards_dir)
     if not files:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
+
+    def parse(path: Path, answers: str, found: list[Problem]) -> continued.Part | None:
+        settings = repr((tolerance, answers, kinds.names()))  # what else loading a file depends on
+        read = partial(load_file, path, found, tolerance, answers)
+        return read() if memo is None else stored.recalled(path, settings, found, memo, read, continued.Part)
+
     problems: list[Problem] = []
-    settings = repr((tolerance, value_answers, kinds.names()))  # what else loading a file depends on
-    parses = [partial(load_file, path, problems, tolerance, value_answers) for path in files]
-    loaded = (
-        p() if memo is None else stored.recalled(p.args[0], settings, problems, memo, p) for p in parses
-    )
-    decks = [deck for deck in loaded if deck is not None]
-    return _unique(decks, problems), problems
+    return continued.assemble(files, value_answers, parse, problems), problems
 
 
 def in_source_order(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.location.path, p.location.line, p.location.col))
-
-
-def _unique(decks: list[Deck], problems: list[Problem]) -> list[Deck]:
-    """The decks without a second deck of the same name or a second card of the same id."""
-    seen_ids: dict[str, Card] = {}
-    seen_decks: dict[str, Deck] = {}
-    kept = []
-    for deck in decks:
-        key = deck.name.lower()
-        if key in seen_decks:
-            earlier = seen_decks[key]
-            message = (
-                f"duplicate deck name '{deck.name}' (first defined at {earlier.location or earlier.path})"
-            )
-            problems.append(Problem(deck.location or Location(deck.path, field="deck"), message))
-            continue
-        seen_decks[key] = deck
-        kept.append(deck)
-        cards = []
-        for card in deck.cards:
-            if card.id in seen_ids:
-                first = seen_ids[card.id]
-                message = f"duplicate id '{card.id}' (first defined at {first.at('id')})"
-                problems.append(Problem(card.at("id"), message))
-            else:
-                seen_ids[card.id] = card
-                cards.append(card)
-        deck.cards = cards
-    return kept
 
 
 def _position(before: str) -> tuple[int, int]:
@@ -285,8 +255,9 @@ def _card_id(node: yaml.Node) -> str | None:
 
 def load_file(
     path: Path, problems: list[Problem], tolerance: Tolerance | None = None, value_answers: str = "choice"
-) -> Deck | None:
-    """One card file as a Deck; None (with the problems added) when anything in it is wrong."""
+) -> continued.Part | None:
+    """One card file as a deck or a deck's continuation; None (with the problems added) when it is wrong
+    as a whole (a card that is wrong is left out of it)."""
     root = _compose(path, problems)
     if root is None:
         return None
@@ -297,17 +268,9 @@ def load_file(
         problems.append(Problem(where, "a card file is a mapping with 'deck' and 'cards'"))
         return None
     before = len(problems)
-    top = Reader(name, root, schema.DECK_FIELDS, problems)
-    deck_name = top.text("deck", required=True)
-    deck = Deck(name=deck_name or "", path=name, location=top.at("deck"))
-    deck.description, deck.tags, deck.setup = top.text("description"), top.tags(), top.code("setup")
-    deck.attempts = top.integer("attempts", 1, MAX_ATTEMPTS, 0) or None  # None: the project's
-    deck.shuffle = top.boolean("shuffle") if "shuffle" in top.entries else None  # None: the project's
-    value_answers = top.text("value_answers") or value_answers  # the deck's own, else the project's
-    if value_answers not in VALUE_ANSWERS:
-        top.error(top.at("value_answers"), f"value_answers is {' or '.join(VALUE_ANSWERS)}")
-    if deck_name is not None and not deck_name.strip(" :"):
-        top.error(top.at("deck"), "deck name is empty")
+    top = Reader(name, root, schema.FILE_FIELDS, problems)
+    part = continued.read_top(top, value_answers)  # a deck's own keys, or the deck it continues
+    deck = part.deck
     if top.has("cards"):  # a missing `cards` is reported by the Reader
         cards_node = top.value_node("cards")
         if not isinstance(cards_node, yaml.SequenceNode):
@@ -319,11 +282,11 @@ def load_file(
         else:
             deck_ok = len(problems) == before  # the cards are read (and reported) even when it is not
             cards = (
-                _card(name, node, deck.name, problems, tolerance, value_answers) for node in cards_node.value
+                _card(name, node, deck.name, problems, tolerance, part.answers) for node in cards_node.value
             )
             deck.cards = [card for card in cards if card is not None]
-            return deck if deck_ok else None
-    return deck if len(problems) == before else None
+            return part if deck_ok else None
+    return part if len(problems) == before else None
 
 
 def _card(

@@ -47,6 +47,19 @@ DECK_FIELDS: dict[str, Field] = {
     "cards": Field("cards", True, "The cards."),
 }
 
+CONTINUES = Field(
+    "deck",
+    False,
+    "Add this file's cards to the deck of this name, begun in another card file (which holds the deck's "
+    "other keys); such a file holds only `continues` and `cards`.",
+)
+# What the top of a card file may hold: a deck's own keys, or `continues` and `cards`.
+FILE_FIELDS: dict[str, Field] = {
+    "deck": Field("deck", False, DECK_FIELDS["deck"].doc),
+    "continues": CONTINUES,
+    **{name: f for name, f in DECK_FIELDS.items() if name != "deck"},
+}
+
 COMMON_FIELDS: dict[str, Field] = {
     "id": Field(
         "id", True, "The card's identity for ever (a slug); Anki notes and quiz progress hang on it."
@@ -141,10 +154,20 @@ def json_schema() -> dict[str, Any]:
     from quizgen import kinds
 
     cards = [_object(card_fields(name), {"kind": {"const": name}}) for name in kinds.names()]
-    deck = _object(DECK_FIELDS, {"cards": {"type": "array", "items": {"oneOf": cards}}})
+    top = _object(FILE_FIELDS, {"cards": {"type": "array", "items": {"oneOf": cards}}})
+    # Every key stays in `properties` (editors complete them all); which shape holds which is said here.
+    shapes = [
+        {"title": "a deck", "required": ["deck"], "not": {"required": ["continues"]}},
+        {
+            "title": "more cards of a deck begun in another file",
+            "required": ["continues"],
+            "propertyNames": {"enum": ["continues", "cards"]},
+        },
+    ]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://quizgen.invalid/card-file.schema.json",
         "title": "quizgen card file",
-        **deck,
+        **top,
+        "oneOf": shapes,
     }

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from quizgen.cards.model import Deck
 from quizgen.errors import Problem
+
+T = TypeVar("T")
 
 
 class Memo(Protocol):
@@ -31,10 +33,16 @@ class Memo(Protocol):
 
 
 def recalled(
-    path: Path, settings: str, problems: list[Problem], memo: Memo, parse: Callable[[], Deck | None]
-) -> Deck | None:
-    """`parse()`, or the deck the memo kept for exactly these bytes, settings and code. Only a file that
-    loaded without a problem is kept, so every problem is still found (and located) by parsing."""
+    path: Path,
+    settings: str,
+    problems: list[Problem],
+    memo: Memo,
+    parse: Callable[[], T | None],
+    kind: type[T],
+) -> T | None:
+    """`parse()`, or the `kind` (a deck, or a file's part of one) the memo kept for exactly these bytes,
+    settings and code. Only a file that loaded without a problem is kept, so every problem is still found
+    (and located) by parsing."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -42,14 +50,14 @@ def recalled(
     material = repr((memo.salt, str(path), settings)).encode()
     key = hashlib.sha256(material + b"\0" + data).hexdigest()
     known = memo.recall(key)
-    deck = loads(known) if known is not None else None
-    if deck is not None:
-        return deck
+    value = load_as(known, kind) if known is not None else None
+    if value is not None:
+        return value
     before = len(problems)
-    deck = parse()
-    if deck is not None and len(problems) == before and (text := dumps(deck)) is not None:
+    value = parse()
+    if value is not None and len(problems) == before and (text := dumps(value)) is not None:
         memo.keep(key, text)
-    return deck
+    return value
 
 
 class Unstorable(Exception):
@@ -97,19 +105,25 @@ def _record(data: dict[str, Any]) -> Any:
     return data
 
 
-def dumps(deck: Deck) -> str | None:
-    """The deck as JSON text; None when some value has no plain form or would not read back equal."""
+def dumps(value: object) -> str | None:
+    """A deck (or another quizgen dataclass) as JSON text; None when some value has no plain form or would
+    not read back equal."""
     try:
-        text = json.dumps(deck, default=_tagged, allow_nan=False)
-        return text if loads(text) == deck else None
+        text = json.dumps(value, default=_tagged, allow_nan=False)
+        return text if load_as(text, type(value)) == value else None
     except (Unstorable, ValueError):
         return None
 
 
 def loads(text: str) -> Deck | None:
     """A deck stored by `dumps`; None when the text is not one (damaged, or from other code)."""
+    return load_as(text, Deck)
+
+
+def load_as(text: str, kind: type[T]) -> T | None:
+    """A `kind` stored by `dumps`; None when the text is not one (damaged, or from other code)."""
     try:
-        deck = json.loads(text, object_hook=_record)
+        value = json.loads(text, object_hook=_record)
     except (Unstorable, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return deck if isinstance(deck, Deck) else None
+    return value if isinstance(value, kind) else None

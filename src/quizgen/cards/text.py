@@ -75,7 +75,7 @@ def check(decks: list[Deck], root: Path) -> tuple[list[Problem], list[Problem]]:
         for card in deck.cards:
             found += [(text, card.at(name)) for name, text in schema.text_fields(card).items()]
         for text, where in found:
-            bad, doubtful = text_problems(text, deck.path, root, where)
+            bad, doubtful = text_problems(text, where.path, root, where)  # images beside their own file
             errors += bad
             warnings += doubtful
     return errors, warnings
