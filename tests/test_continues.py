@@ -4,7 +4,6 @@ the deck's settings, located in their own file, remembered correctly, and built 
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from quizgen.cards.loader import load_project
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache, Memo
 from quizgen.kinds.value import ValueCard
+
+from .conftest import write_project
 
 HEAD = """\
 deck: Big::Deck
@@ -50,11 +51,7 @@ def more(card_id: str, number: float = 3.0, top: str = "continues: big::deck\n")
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
-    cards = root / "cards"
-    cards.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (cards / name).write_text(textwrap.dedent(text), encoding="utf-8")
-    return cards
+    return write_project(root, files) / "cards"
 
 
 def errors_of(cards: Path) -> list[str]:
