@@ -26,5 +26,9 @@ MAX_YAML_TEXT = 2 << 20  # characters of the values in a file, an alias counting
 MAX_YAML_DEPTH = 64  # lists and mappings nested in one another
 
 RESULT_FORMAT = 7  # part of every cache key: raise it when a result gains or changes a field
+# Build-cache entries not used for this many days are deleted (once a day, at the end of a run): long
+# enough that a branch left for a few weeks still builds from the cache, short enough that a year of
+# edited cards does not pile up.
+CACHE_KEEP_DAYS = 30
 
 INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed
