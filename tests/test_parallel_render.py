@@ -58,7 +58,7 @@ def test_side_by_side_builds_the_bytes_one_after_another_builds(
     shutil.rmtree(root / "build")
     (root / "cards" / "quizgen.lock").unlink()
     side_by_side = _build(root, jobs=2)
-    assert forking == [1]
+    assert forking == [1, 1]
     assert _outputs(root) == one
     assert serial.written == side_by_side.written
     assert serial.notes == side_by_side.notes
@@ -80,7 +80,7 @@ def test_a_failure_in_the_forked_part_is_the_error_one_core_gives(
     (root / "cards" / "part-1.yaml").write_text((root / "cards" / "part-1.yaml").read_text() + "\n")
     with pytest.raises(OutputError) as caught:
         _build(root, jobs=2)
-    assert forking == [1, 1]
+    assert forking == [1, 1, 1, 1]
     assert (
         caught.value.message
         == f"{root}/build/anki/x.apkg: cannot write the anki output: No space left on device"

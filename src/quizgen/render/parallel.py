@@ -1,7 +1,8 @@
 """The renderers side by side: after the snippets ran, the build's last seconds were one core rendering
-while the other waited. The cards' views (shared by the Anki and quiz outputs) are made first; then a
-forked child renders the Anki packages and cards.json while this process renders the rest, and the
-child hands back what it staged (the commit stays this process's, so outputs still change together).
+while the other waited. A forked child writes cards.json while this process makes the cards' views
+(shared by the Anki and quiz outputs); then a second child renders the Anki packages while this process
+renders the rest; each child hands back what it staged (the commit stays this process's, so the outputs
+still change together).
 
 A child that fails for any reason hands back nothing and its part is rendered here again, so an error
 (a template's, an unwritable folder) is raised exactly as a build on one core raises it.
@@ -19,43 +20,54 @@ from quizgen.render.base import Project, Rendered, Renderer
 from quizgen.render.kept import Kept
 from quizgen.render.stage import Stage
 
-IN_CHILD = frozenset({"anki", "cards.json"})  # ~half of a big build's rendering, the quiz the other half
+# Forked in this order: cards.json needs no card view, so it is made while this process makes the views;
+# then the Anki packages, while this process makes the quiz (the two take about as long).
+CHILDREN = (frozenset({"cards.json"}), frozenset({"anki"}))
 MIN_CARDS = 1000  # below this a fork (and making every view first) costs more than it saves
 
 
 def render(project: Project, stage: Stage, renderers: list[Renderer], jobs: int) -> list[Rendered]:
-    """Each renderer's result, in the order given; files staged in `stage` (the child's added to it)."""
-    cards = sum(len(d.cards) for d in project.decks)
-    away = [r for r in renderers if r.name in IN_CHILD]
-    if jobs < 2 or cards < MIN_CARDS or not away or not hasattr(os, "fork"):
-        return [r.render(project, stage) for r in renderers]
+    """Each renderer's result, in the order given; files staged in `stage` (the children's added to it)."""
     from quizgen.render import present
 
-    for deck in project.decks:  # made once here, inherited by the child
-        present.deck_views(deck)
+    cards = sum(len(d.cards) for d in project.decks)
+    groups = [[r for r in renderers if r.name in names] for names in CHILDREN]
+    away = [r for group in groups for r in group]
+    if jobs < 2 or cards < MIN_CARDS or not away or not hasattr(os, "fork"):
+        return [r.render(project, stage) for r in renderers]
+    children: list[tuple[list[Renderer], int, int]] = []  # (its renderers, pid, the pipe it answers on)
+    results: dict[str, Rendered] = {}
+    done_here = False
+    try:
+        children.append(_fork(project, groups[0]))
+        for deck in project.decks:  # made once here, inherited by the next child
+            present.deck_views(deck)
+        children.append(_fork(project, groups[1]))
+        results.update((r.name, r.render(project, stage)) for r in renderers if r not in away)
+        done_here = True
+    finally:
+        handed = [(group, _collect(read_fd, pid)) for group, pid, read_fd in children]
+        if not done_here:  # this side failed: the children's staging goes too
+            for _, each in handed:
+                _discard(each)
+    for group, each in handed:
+        if each[0] == "ok":
+            stage.adopt(each[2], each[3])
+            results.update(each[1])
+        else:
+            results.update((r.name, r.render(project, stage)) for r in group)
+    return [results[r.name] for r in renderers]
+
+
+def _fork(project: Project, group: list[Renderer]) -> tuple[list[Renderer], int, int]:
+    """A child rendering `group`; (group, its pid, the end of the pipe it hands its staging back on)."""
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    pid = os.fork() if group else -1
     if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow a fork)
         os.close(read_fd)
-        _child(project, away, project.out_dir, write_fd)
+        _child(project, group, project.out_dir, write_fd)
     os.close(write_fd)
-    results: dict[str, Rendered] = {}
-    handed: tuple[Any, ...] = ("failed", "")
-    try:
-        for r in renderers:
-            if r not in away:
-                results[r.name] = r.render(project, stage)
-    finally:
-        handed = _collect(read_fd, pid)
-        if len(results) + len(away) < len(renderers):  # this side failed: the child's staging goes too
-            _discard(handed)
-    if handed[0] == "ok":
-        done, files, dirs = handed[1], handed[2], handed[3]
-        stage.adopt(files, dirs)
-        results.update(done)
-    else:
-        results.update((r.name, r.render(project, stage)) for r in away)
-    return [results[r.name] for r in renderers]
+    return group, pid, read_fd
 
 
 def _child(project: Project, away: list[Renderer], out_dir: Path, write_fd: int) -> None:
@@ -112,6 +124,8 @@ def _collect(read_fd: int, pid: int) -> tuple[Any, ...]:
     with os.fdopen(read_fd, "rb") as pipe:
         while chunk := pipe.read(1 << 16):
             chunks.append(chunk)
+    if pid < 0:  # nothing was forked: an empty group
+        return ("ok", {}, [], [])
     os.waitpid(pid, 0)
     try:
         handed: tuple[Any, ...] = pickle.loads(b"".join(chunks))
