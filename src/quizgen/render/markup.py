@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -68,6 +68,7 @@ def _md() -> MarkdownIt:
     return md
 
 
+@lru_cache(maxsize=4096)  # cards share texts ("What is w.grad?"); the Anki and quiz views each ask
 def markdown(text: str, inline: bool = False) -> str:
     """Render Markdown; `\\( \\)` and `\\[ \\]` math survive untouched for MathJax (Anki has it)."""
     if not text:

@@ -240,14 +240,48 @@ def uses_torch(job: Job, parts: Parts | None = None) -> bool:
 
 def _parsed_uses_torch(job: Job) -> bool:
     setup = job["setup"]
-    torch: set[str] = set()  # names bound to torch or to something made with it
-    for snippet in job_snippets(job):
-        own = snippet not in setup
-        for read, bound, imported in statements(snippet["code"]):
+    own = [snippet["code"] for snippet in job_snippets(job) if snippet not in setup]  # setups come first
+    torch = set(_torch_names(tuple(snippet["code"] for snippet in setup)))
+    if any(_reads_attribute_of(code, torch) for code in own):
+        return True  # what the walk below would find, found without parsing (most cards)
+    for code in own:
+        for read, _, imported in statements(code):
             if imported or not read & torch:
                 torch |= imported
-            elif own:
-                return True
             else:
-                torch |= bound
+                return True
+    return False
+
+
+@cache
+def _torch_names(setups: tuple[str, ...]) -> frozenset[str]:
+    """The names a job's setups bind to torch or to something made with it (every card of a deck asks)."""
+    torch: set[str] = set()
+    for code in setups:
+        for read, bound, imported in statements(code):
+            torch |= imported if imported or not read & torch else bound
+    return frozenset(torch)
+
+
+# A comment, a one-line string, or a whole name (strings and comments are skipped over whole).
+_WORD = re.compile(r"#[^\n]*|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|(?<!\w)[^\W\d]\w*")
+
+
+def _reads_attribute_of(code: str, names: set[str]) -> bool:
+    """True when `code` surely reads one of `names`: one stands before a `.` (`torch.ones`), outside
+    strings, comments, imports and attributes (`x.torch.y`). Such a name is an `ast.Name` in Load context
+    in a statement that is no import, so the walk in `_parsed_uses_torch` would return True there too.
+    False says nothing; code where lines may join or strings span lines is left to the walk."""
+    if not names or "\\" in code or "'''" in code or '"""' in code:
+        return False
+    for match in _WORD.finditer(code):
+        word = match.group()
+        if word not in names or not code[match.end() :].lstrip(" ").startswith("."):
+            continue
+        start = code.rfind("\n", 0, match.start()) + 1
+        end = code.find("\n", match.end())
+        if "import" in code[start : end if end >= 0 else len(code)]:
+            continue
+        if not code[: match.start()].rstrip().endswith("."):
+            return True
     return False

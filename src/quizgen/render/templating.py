@@ -27,4 +27,5 @@ def environment(overrides: Path | None = None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # a build's templates do not change under it: no stat per `{% import %}` of a card
     )
