@@ -2,12 +2,14 @@
 
     python bench/run.py [--cards 200,2000] [--repeat 3] [--src DIR] [--no-page]
 
-For each size, generates N value cards with realistic gradient snippets in a temporary project (decks of
-at most 2000 cards: a card file holds at most 1 MiB), then measures in one run:
+For each size, generates N value cards with realistic gradient snippets in a temporary project: one deck,
+in files of at most 2000 cards (a card file holds at most 1 MiB; the rest `continues:` the deck), then
+measures in one run:
 
 - check and build, each cold (empty cache), unchanged, and with one card edited;
 - the floor (one interpreter: import torch, execute every snippet) and the floor for one card;
-- the largest deck page's time to its first question in Chromium (Playwright, /usr/bin/chromium);
+- the deck page's time to its first question in Chromium (Playwright, /usr/bin/chromium), and the index
+  page's time to its deck list for a project of N/10 decks of 10 basic cards;
 - peak RSS of the quizgen process and of its worker pool (the largest process it waited for).
 
 Each figure is the median of --repeat runs; ratios are against figures of the same run. --src runs
@@ -87,9 +89,9 @@ def write_project(root: Path, cards: list[dict], only: int | None = None) -> Non
     files = deck_files(root, len(cards))
     for d, path in enumerate(files):
         if only is None or d == only:
-            name = "Bench" if len(files) == 1 else f"Bench {d + 1}"
-            deck = {"deck": name, "setup": SETUP, "cards": cards[d * DECK_SIZE : (d + 1) * DECK_SIZE]}
-            path.write_text(yaml.safe_dump(deck, sort_keys=False))
+            part = cards[d * DECK_SIZE : (d + 1) * DECK_SIZE]
+            deck = {"deck": "Bench", "setup": SETUP} if d == 0 else {"continues": "Bench"}
+            path.write_text(yaml.safe_dump({**deck, "cards": part}, sort_keys=False))
 
 
 FLOOR = """
@@ -97,7 +99,7 @@ import sys, yaml
 decks = [yaml.safe_load(open(path)) for path in sys.argv[2:]]
 import torch
 torch.set_num_threads(1)
-cards = [(deck["setup"], card) for deck in decks for card in deck["cards"]]
+cards = [(decks[0]["setup"], card) for deck in decks for card in deck["cards"]]  # one deck, continued
 for setup, card in cards[: int(sys.argv[1])]:
     torch.manual_seed(0)
     ns = {}
@@ -157,8 +159,9 @@ class Runner:
         return elapsed
 
 
-def first_question(page_file: Path) -> float:
-    """Seconds from asking Chromium for the deck page to its first question being visible."""
+def first_question(page_file: Path, selector: str = "article.card:visible .card-title") -> float:
+    """Seconds from asking Chromium for a page to `selector` (by default the deck page's first question)
+    being visible."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -168,10 +171,29 @@ def first_question(page_file: Path) -> float:
             page.goto("about:blank")
             start = time.perf_counter()
             page.goto(page_file.as_uri(), wait_until="commit")
-            page.wait_for_selector("article.card:visible .card-title", timeout=120_000)
+            page.wait_for_selector(selector, timeout=120_000)
             return time.perf_counter() - start
         finally:
             browser.close()
+
+
+def index_page(decks: int) -> float:
+    """Seconds to the last deck of a `decks`-deck project's index page being visible, with its due count
+    filled in (the page's script has run over every deck)."""
+    root = Path(tempfile.mkdtemp(prefix=f"quizgen-bench-index-{decks}-"))
+    try:
+        (root / "cards").mkdir()
+        for d in range(decks):
+            cards = [
+                {"id": f"i-{d}-{i}", "kind": "basic", "front": f"Q {i}?", "back": "A."} for i in range(10)
+            ]
+            text = yaml.safe_dump({"deck": f"Index::Deck {d:05d}", "cards": cards}, sort_keys=False)
+            (root / "cards" / f"deck-{d:05d}.yaml").write_text(text)
+        subprocess.run([sys.executable, "-m", "quizgen", "build"], cwd=root, check=True, capture_output=True)
+        last = f"index-deck-{decks - 1:05d}"
+        return first_question(root / "build" / "quiz" / "index.html", f'[data-due-for="{last}"]:visible')
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def measure(n: int, repeat: int, src: Path | None, page: bool) -> dict[str, float]:
@@ -198,7 +220,8 @@ def measure(n: int, repeat: int, src: Path | None, page: bool) -> dict[str, floa
                 write_project(root, cards, only=0)
                 note(f"{command} edited", run.quizgen(command))
             if page:
-                note("page", first_question(root / "build" / "quiz" / "decks" / f"{_slug(files)}.html"))
+                note("page", first_question(root / "build" / "quiz" / "decks" / "bench.html"))
+                note("index", index_page(max(n // 10, 1)))
             note("floor", run.floor(n, files))
             note("floor cpu", run.cpu)
             note("floor1", run.floor(1, files))
@@ -207,10 +230,6 @@ def measure(n: int, repeat: int, src: Path | None, page: bool) -> dict[str, floa
     out = {k: statistics.median(v) for k, v in results.items()}
     out["rss parent"], out["rss pool"] = run.rss["parent"] / 1024, run.rss["pool"] / 1024
     return out
-
-
-def _slug(files: list[Path]) -> str:
-    return "bench" if len(files) == 1 else "bench-1"
 
 
 def _edited(m: dict[str, float]) -> float:
@@ -230,6 +249,7 @@ ROWS = [
     ("check, nothing changed: CPU time (s)", lambda m: m["check unchanged cpu"], "{:.2f}"),
     ("build, nothing changed: CPU time (s)", lambda m: m["build unchanged cpu"], "{:.2f}"),
     ("deck page: first question in Chromium (s)", lambda m: m.get("page", float("nan")), "{:.2f}"),
+    ("index page of N/10 decks: last deck shown (s)", lambda m: m.get("index", float("nan")), "{:.2f}"),
     ("peak RSS, quizgen process (MB)", lambda m: m["rss parent"], "{:.0f}"),
     ("peak RSS, worker pool (MB)", lambda m: m["rss pool"], "{:.0f}"),
     ("cold check / floor (target <= 1.0)", lambda m: m["check cold"] / m["floor"], "{:.2f}x"),

@@ -3,7 +3,9 @@ in Chromium with every request recorded, the order-puzzle keyboard moves, and ax
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -253,3 +255,15 @@ def overflowing(page: Any) -> list[str]:
         }"""
     )
     return found
+
+
+def cards_held(html: str) -> dict[str, str]:
+    """The cards' HTML a deck page holds as JSON strings until each is shown (card id -> HTML)."""
+    match = re.search(r'<script type="application/json" id="card-html">(.*?)</script>', html, re.S)
+    return dict(json.loads(match.group(1))) if match else {}
+
+
+def as_shown(html: str) -> str:
+    """The page with its cards' HTML as the browser will have it once each is shown."""
+    match = re.search(r'<script type="application/json" id="card-html">(.*?)</script>', html, re.S)
+    return html.replace(match.group(0), "".join(cards_held(html).values())) if match else html

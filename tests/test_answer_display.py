@@ -21,7 +21,7 @@ from quizgen.cards.model import Tolerance
 from quizgen.display import FORMATS, round_to, shortest
 from quizgen.spellings import judge
 
-from .quiz_support import missing
+from .quiz_support import as_shown, missing
 
 ROOT = Path(__file__).parents[1]
 JUDGE = ROOT / "src" / "quizgen" / "static" / "judge.js"
@@ -196,7 +196,9 @@ def test_a_built_deck_shows_quotes_and_judges_answers_at_their_precision(
     data = json.loads((root / "build" / "cards.json").read_text(encoding="utf-8"))
     [value] = [c["outcome"]["value"] for d in data["decks"] for c in d["cards"] if c["id"] == "f32-item"]
     assert value == {"type": "float", "value": 0.8999999761581421, "display": "0.9", "dtype": "float32"}
-    [page] = [p.read_text(encoding="utf-8") for p in (root / "build" / "quiz" / "decks").glob("*.html")]
+    [page] = [
+        as_shown(p.read_text(encoding="utf-8")) for p in (root / "build" / "quiz" / "decks").glob("*.html")
+    ]
     assert "The answer is <code>0.9</code>." in page
     assert "raises RuntimeError: a Tensor with 2 elements cannot be converted to Scalar" in page
 

@@ -16,6 +16,8 @@ from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
 
+from .quiz_support import as_shown
+
 
 @pytest.fixture
 def warm_cli(monkeypatch: pytest.MonkeyPatch, pool: Pool) -> None:
@@ -39,7 +41,7 @@ def test_init_then_build_in_an_empty_folder(
     assert (
         "updated cards/quizgen.lock (4 new, 0 changed, 0 removed): commit it with the cards" in built.output
     )
-    page = (tmp_path / "build" / "quiz" / "decks" / "example-gradients.html").read_text()
+    page = as_shown((tmp_path / "build" / "quiz" / "decks" / "example-gradients.html").read_text())
     assert '<math display="inline"' in page  # the example's math, as MathML
 
 

@@ -19,6 +19,7 @@ from quizgen.execution.cache import Cache, Memo
 from quizgen.kinds.value import ValueCard
 
 from .conftest import write_project
+from .quiz_support import as_shown
 
 HEAD = """\
 deck: Big::Deck
@@ -183,7 +184,7 @@ def test_a_deck_in_two_files_builds_as_one(tmp_path: Path, options: Callable[...
     ]
     assert sorted(p.name for p in (tmp_path / "build" / "anki").glob("*.apkg")) == ["Big__Deck.apkg"]
     assert sorted(p.name for p in (tmp_path / "build" / "quiz" / "decks").iterdir()) == ["big-deck.html"]
-    page = (tmp_path / "build" / "quiz" / "decks" / "big-deck.html").read_text()
+    page = as_shown((tmp_path / "build" / "quiz" / "decks" / "big-deck.html").read_text())
     assert "What is x?" in page and "What is y?" in page
 
     (tmp_path / "cards" / "more.yaml").write_text(more("two", number=4.0))

@@ -16,7 +16,7 @@ from quizgen.execution.pool import Pool
 from quizgen.render.quiz import assets
 
 from .conftest import write_project
-from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing
+from .quiz_support import Tab, as_shown, axe_source, axe_violations, close_tab, open_tab, overflowing
 
 LONG_DECK = """\
 deck: PyTorch::Gradients::ZeroingGradients
@@ -93,7 +93,7 @@ def test_only_cards_whose_code_used_torch_claim_it(layout_build: pipeline.Report
         "plain-python": (True, False),
         "plain-basic": (True, False),
     }
-    page = (layout_build.root / "build" / "quiz" / PAGE).read_text()  # type: ignore[attr-defined]
+    page = as_shown((layout_build.root / "build" / "quiz" / PAGE).read_text())  # type: ignore[attr-defined]
     provenance = [line for line in page.splitlines() if 'class="provenance"' in line]
     assert provenance == [
         '<p class="provenance">Executed at build time with torch <span class="torch-version">'
@@ -104,7 +104,7 @@ def test_only_cards_whose_code_used_torch_claim_it(layout_build: pipeline.Report
 
 
 def test_a_value_card_asks_before_its_code_in_the_quiz(layout_build: pipeline.Report) -> None:
-    page = (layout_build.root / "build" / "quiz" / PAGE).read_text()  # type: ignore[attr-defined]
+    page = as_shown((layout_build.root / "build" / "quiz" / PAGE).read_text())  # type: ignore[attr-defined]
     card = page[page.index('id="card-non-leaf-grad"') :]
     assert card.index('class="prompt"') < card.index('class="snippet"')
 

@@ -18,7 +18,7 @@ from quizgen.render import markup
 from quizgen.render.mathml import mathml, problem
 
 from .conftest import write_project
-from .quiz_support import axe_source, axe_violations, close_tab, open_tab
+from .quiz_support import as_shown, axe_source, axe_violations, close_tab, open_tab
 
 GRADIENT = r"\frac{\partial L}{\partial w_1} * x_2"
 MATH_DECK = r"""
@@ -142,7 +142,7 @@ def test_image_sources_and_headings() -> None:
 
 def test_quiz_has_mathml_and_the_image_copied(math_build: pipeline.Report) -> None:
     quiz = math_build.root / "build" / "quiz"  # type: ignore[attr-defined]
-    page = (quiz / "decks" / "math-images.html").read_text()
+    page = as_shown((quiz / "decks" / "math-images.html").read_text())
     name = image_name()
     assert (quiz / "media" / name).read_bytes() == png(12, 8)
     assert sorted(p.name for p in (quiz / "media").iterdir()) == [name]

@@ -19,14 +19,15 @@ from quizgen import pipeline, settings
 from quizgen.errors import CardErrors
 
 from .order_decks import deck
+from .quiz_support import as_shown
 
 
 def judges(root: Path) -> dict[str, dict[str, object]]:
     """Card id -> its judge data, as the quiz pages embed it."""
     found: dict[str, dict[str, object]] = {}
     for page in (root / "build" / "quiz" / "decks").glob("*.html"):
-        text = page.read_text()
-        data = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', text, re.S)
+        text = as_shown(page.read_text())
+        data = re.search(r'<script type="application/json" id="quiz-data">(.*?)</script>', text, re.S)
         assert data is not None
         for card in json.loads(data.group(1))["cards"]:
             found[card["id"]] = card["judge"]

@@ -131,7 +131,8 @@ def test_a_hostile_deck_runs_nothing(browser: Any, built: pipeline.Report) -> No
             })"""
         )
         assert counts == {
-            "scripts": 1 + len([name for name in assets() if name.endswith(".js")]),  # the data and ours
+            # the page's data, the cards' HTML held as JSON strings, and ours
+            "scripts": 2 + len([name for name in assets() if name.endswith(".js")]),
             "markup": 0,
             "images": [],  # a card's remote image is a link, never loaded
             "jsLinks": 0,

@@ -15,7 +15,7 @@ from quizgen.render import quiz
 from quizgen.render.base import Project
 from quizgen.render.stage import Stage
 
-from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE
+from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, as_shown, cards_held
 
 
 def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> None:
@@ -59,7 +59,7 @@ def test_build_writes_an_index_a_page_per_deck_and_the_assets(built: pipeline.Re
 
 def test_pages_ask_the_network_for_nothing(built: pipeline.Report) -> None:
     for page in site(built).rglob("*.html"):
-        html = page.read_text()
+        html = as_shown(page.read_text())
         urls = re.findall(r'(?:src|href)="([^"]*)"', html)
         assert urls, page
         for url in urls:
@@ -78,17 +78,21 @@ def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline
     scripts = re.findall(r"<script\b[^>]*>", html)
     sources = sorted(re.findall(r'<script src="\.\./assets/([\w/.-]+\.js)\?v=[0-9a-f]+">', html))
     assert sources == sorted(name for name in quiz.assets() if name.endswith(".js"))
-    assert len(scripts) == len(sources) + 1
-    assert not re.search(r"<(svg|iframe|style|b)\b", html)
+    assert len(scripts) == len(sources) + 2  # the page's data, and the cards' HTML (held as JSON strings)
+    cards_html = cards_held(html)  # parses: no card text ended the script early
+    assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in cards_html["hostile-value"]
+    shown = as_shown(html)
+    assert len(re.findall(r"<script\b[^>]*>", shown)) == len(sources) + 1  # no card's HTML holds a script
+    assert not re.search(r"<(svg|iframe|style|b)\b", shown)
     # A card's remote Markdown image becomes a link; the Content-Security-Policy would refuse it anyway.
-    assert re.findall(r"<img\b[^>]*>", html) == []
-    assert f'<a href="{REMOTE_IMAGE}">{REMOTE_IMAGE}</a>' in html
+    assert re.findall(r"<img\b[^>]*>", shown) == []
+    assert f'<a href="{REMOTE_IMAGE}">{REMOTE_IMAGE}</a>' in shown
     assert "img-src 'self' file: data:;" in html
-    assert "javascript:" not in "".join(re.findall(r'href="([^"]*)"', html))
+    assert "javascript:" not in "".join(re.findall(r'href="([^"]*)"', shown))
     data = embedded(html)  # parses: a </script> in an answer could not close the data block
     value = next(c for c in data["cards"] if c["id"] == "hostile-value")
     assert value["judge"]["answer"]["value"] == "</script><script>window.__pwned = 'answer'</script>"
-    assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in html
+    assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in shown
 
 
 def test_the_same_cards_build_the_same_bytes(built: pipeline.Report, tmp_path: Path) -> None:
@@ -111,7 +115,7 @@ def test_a_project_template_extends_the_default(built: pipeline.Report, tmp_path
         "{{ super() }}{% endblock %}\n"
     )
     write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
-    page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
+    page = as_shown((tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text())
     assert "<title>Course: Sample::Gradients</title>" in page
     assert '<p class="course">7 cards, Quizzes</p>' in page
     assert "Built by quizgen" in page  # super() kept the default footer
@@ -130,7 +134,7 @@ def test_a_project_template_replaces_one_card_kind(built: pipeline.Report, tmp_p
         "{% macro proof(card) %}{{ base.proof(card) }}{% endmacro %}\n"
     )
     write_quiz(built.decks, tmp_path / "build", tmp_path / "templates")
-    page = (tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text()
+    page = as_shown((tmp_path / "build" / "quiz" / SAMPLE_PAGE).read_text())
     assert page.count('<p class="mine">Fact or myth?</p>') == 1
 
 

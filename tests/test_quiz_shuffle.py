@@ -29,7 +29,9 @@ def shuffles(root: Path) -> dict[str, bool]:
     """Deck name -> the shuffle flag its quiz page carries."""
     found = {}
     for page in (root / "build" / "quiz" / "decks").glob("*.html"):
-        data = re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(), re.S)
+        data = re.search(
+            r'<script type="application/json" id="quiz-data">(.*?)</script>', page.read_text(), re.S
+        )
         assert data is not None
         deck_data = json.loads(data.group(1))["deck"]
         found[deck_data["name"]] = deck_data["shuffle"]

@@ -188,7 +188,9 @@ def _finish(text: str, root: str, media: set[str]) -> str:
 
 def _render(env: jinja2.Environment, name: str, context: PageContext, target: Path, media: set[str]) -> None:
     try:
-        text = _finish(env.get_template(name).render(context.variables()), context.root, media)
+        finish_card = lambda html: Markup(_finish(html, context.root, media))  # noqa: E731
+        variables = {**context.variables(), "finish_card": finish_card}  # a card held as JSON: done first
+        text = _finish(env.get_template(name).render(variables), context.root, media)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"{exc.filename or exc.name}:{exc.lineno}: {exc.message}") from None
     except jinja2.TemplateError as exc:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+from markupsafe import Markup
 
 PACKAGED = Path(__file__).parent.parent / "templates"
 
@@ -20,7 +22,7 @@ def environment(overrides: Path | None = None) -> Environment:
     if overrides is not None and overrides.is_dir():
         loaders.append(FileSystemLoader(overrides))
     loaders += [PrefixLoader({"default": packaged}, delimiter=":"), packaged]
-    return Environment(
+    env = Environment(
         loader=ChoiceLoader(loaders),
         autoescape=True,  # every template renders HTML; card text is escaped unless marked safe
         undefined=StrictUndefined,  # a misspelled variable in an override fails the build, not the page
@@ -29,3 +31,12 @@ def environment(overrides: Path | None = None) -> Environment:
         keep_trailing_newline=True,
         auto_reload=False,  # a build's templates do not change under it: no stat per `{% import %}` of a card
     )
+    env.filters["script_json"] = script_json
+    return env
+
+
+def script_json(value: object) -> Markup:
+    """`value` as JSON that may stand inside a <script> element: only `</` (which could end it) and `<!--`
+    are escaped, so HTML held this way grows little (tojson escapes every < and >: +60 % for a card)."""
+    text = json.dumps(value, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    return Markup(text)

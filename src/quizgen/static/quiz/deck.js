@@ -1,7 +1,9 @@
 /* quizgen deck pages: shows one card at a time, hands the learner's answer to the card's kind
  * (kinds/<kind>.js registers itself in QuizgenKinds) and the result to the mode (quiz-mode.js or
- * review-mode.js). Every card's content is in the HTML already, escaped by the templates: this script
- * shows, hides and moves elements and writes plain text with textContent, never HTML. */
+ * review-mode.js). Every card's content is in the page already, escaped by the templates (each card's
+ * HTML held as a JSON string until it is first shown): this script shows, hides and moves elements and
+ * writes plain text with textContent; the only HTML it parses is the build's own, for a card's first
+ * showing. */
 (function (root) {
   "use strict";
 
@@ -28,7 +30,7 @@
       status: $("#status"), scheduled: $("#scheduled"), next: $("#next"), selfGrade: $("#self-grade"),
       rating: $("#rating"), summary: $("#summary"), caughtUp: $("#caught-up")
     };
-    this.live = []; // the cards taken out of their templates so far
+    this.live = []; // the cards put on the stage so far
     this.cards = data.cards.map(function (c) { return lazyCard(c, this); }, this);
     this.byId = {};
     this.cards.forEach(function (card) { this.byId[card.id] = card; }, this);
@@ -36,7 +38,7 @@
     this.quiz = null;
   }
 
-  /* A card whose element (`el`) comes out of its <template> the first time anything asks for it. */
+  /* A card whose element (`el`) is made from its HTML the first time anything asks for it. */
   function lazyCard(c, deck) {
     var card = { id: c.id, kind: c.kind, judge: c.judge }, el = null;
     Object.defineProperty(card, "el", {
@@ -52,9 +54,24 @@
     return card;
   }
 
-  /* The card's article, from its template (or, from a page without templates, as it is) into the stage. */
+  var held = null; // card id -> the card's HTML as the build wrote it into the page (read at the first card)
+
+  function heldHtml(id) {
+    if (held === null) {
+      var data = document.getElementById("card-html");
+      held = data ? JSON.parse(data.textContent) : {};
+    }
+    return Object.prototype.hasOwnProperty.call(held, id) ? held[id] : null;
+  }
+
+  /* The card's article into the stage: from the HTML the build wrote for it, else from its <template> (a
+   * deck.html override of an older quizgen), else as it is in the page. */
   function instantiate(id, stage) {
-    var template = document.getElementById("template-" + id);
+    var html = heldHtml(id), template = document.getElementById("template-" + id);
+    if (html !== null) {
+      template = document.createElement("template");
+      template.innerHTML = html; // the build's own escaped HTML, parsed as the page would have parsed it
+    }
     if (!template) return document.getElementById("card-" + id);
     var article = template.content.querySelector("article.card");
     stage.appendChild(document.importNode(article || template.content, true)); // a card.html override may differ

@@ -56,11 +56,15 @@
 
   /* The index: how much is due in each deck. Returns what an import does to the page. */
   function initIndex(data, store) {
+    var places = {};  // found once: a selector per deck searched the whole page for each (quadratic)
+    Array.prototype.forEach.call(document.querySelectorAll("[data-due-for]"), function (el) {
+      places[el.getAttribute("data-due-for")] = el;
+    });
     function refresh() {
       var progress = store.load(), t = Date.now();
       data.decks.forEach(function (deck) {
         var line = R.deckLine(deck.ids, progress, progress.quizzes[deck.slug], t);
-        $('[data-due-for="' + deck.slug + '"]').textContent = line;
+        if (places[deck.slug]) places[deck.slug].textContent = line;
       });
       D.flushNotices(store);
     }
