@@ -74,18 +74,18 @@ class CardsJson:
 
 
 def _text(data: dict[str, object], reuse: Reuse, old: Path) -> str:
-    """`layout(data)`, each deck's part taken from the last build's file when that deck's data is the same
-    (the compact encoder that names a deck's data is C, and fast)."""
+    """`layout(data)`, each deck's part taken from the last build's file when that deck's text is the same
+    (and so its data)."""
     decks = data["decks"]
     if not isinstance(decks, list) or not decks or set(data) != {"format", "decks"}:
         return layout(data)
     before: list[str] = []  # the last build's file, read once if any deck may come from it
     parts, keys = [], []
     for deck in decks:
-        key = reuse.key("cards.json", json.dumps(deck, sort_keys=True))
+        alone = _deck_text(deck)  # all the deck's data says, so also what names it (one encoding, in C)
+        key = reuse.key("cards.json", alone)
         part = _recalled(reuse, key, old, before)
         if part is None:  # indented one level deeper than alone: two spaces (strings hold no newline)
-            alone = _deck_text(deck)
             part = "\n".join("  " + line for line in alone.split("\n"))
         parts.append(part)
         keys.append(key)
