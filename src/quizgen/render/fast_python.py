@@ -68,7 +68,8 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             before = text[at - 1] if at else ""
             if kind == "string" and before in _NAME_CHARS:
                 raise _Unsure  # a prefixed string (b"", f"", ...)
-            pieces.append((_class_of(value, before == "."), value))
+            css = _classes.get((value, before == "."))
+            pieces.append((css if css is not None else _class_of(value, before == "."), value))
         at = match.end()
     if at != len(text):
         raise _Unsure
@@ -129,29 +130,25 @@ def _css_classes(formatter: Any) -> Callable[[object], str]:
 
 
 def _layout(pieces: list[tuple[str, str]]) -> str:
-    """HtmlFormatter's lines: runs of one class merged within a line, each run one span."""
-    lines: list[str] = []
-    runs: list[list[str]] = []  # [class, text]
+    """HtmlFormatter's layout: each run of one class a span, gaps (spaces, newlines) bare. Only gaps hold
+    newlines, so a run never crosses a line, as the formatter's never do."""
+    out: list[str] = []
+    run_css, run = "", list[str]()
     for css, value in pieces:
-        *ends, rest = value.split("\n") if css == "" else (value,)
-        for part in ends:
-            _extend(runs, css, part)
-            lines.append("".join(_span(c, v) for c, v in runs))
-            runs = []
-        _extend(runs, css, rest)
-    lines.append("".join(_span(c, v) for c, v in runs))
-    return "\n".join(lines)
-
-
-def _extend(runs: list[list[str]], css: str, value: str) -> None:
-    if not value:
-        return
-    if runs and runs[-1][0] == css:
-        runs[-1][1] += value
-    else:
-        runs.append([css, value])
+        if css != run_css:
+            if run:
+                out.append(_span(run_css, "".join(run)))
+            run_css, run = css, [value]
+        else:
+            run.append(value)
+    if run:
+        out.append(_span(run_css, "".join(run)))
+    return "".join(out)
 
 
 def _span(css: str, value: str) -> str:
-    value = escape(value, quote=False)
-    return f'<span class="{css}">{value}</span>' if css else value
+    if not css:
+        return value  # a gap: spaces and newlines
+    if "&" in value or "<" in value or ">" in value:
+        value = escape(value, quote=False)
+    return f'<span class="{css}">{value}</span>'
