@@ -129,6 +129,9 @@ class Runner:
     def __init__(self, root: Path, src: Path | None) -> None:
         self.root = root
         self.env = dict(os.environ)
+        # quizgen as installed: its bytecode cached (this sandbox sets PYTHONDONTWRITEBYTECODE, which makes
+        # every run compile quizgen's ~80 modules again: +0.08 s on each unchanged check)
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         if src is not None:
             self.env["PYTHONPATH"] = str(src)
         self.rss_file = root / "rss.json"
