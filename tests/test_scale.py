@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -178,10 +177,8 @@ def test_a_deck_page_of_2000_cards_lays_out_only_the_card_shown(tmp_path: Path, 
     build(root)
     page = browser.new_page()
     try:
-        start = time.perf_counter()
         page.goto((root / "build" / "quiz" / "decks" / "scale-part-1.html").as_uri())
         page.wait_for_selector("#card-basic-0 .card-title", state="visible")
-        opened = time.perf_counter() - start
         held = "Object.keys(JSON.parse(document.getElementById('card-html').textContent)).length"
         assert page.evaluate(held) == CARDS_PER_FILE  # each card's HTML a string until it is shown
         assert page.locator("article.card").count() == 1
@@ -194,7 +191,6 @@ def test_a_deck_page_of_2000_cards_lays_out_only_the_card_shown(tmp_path: Path, 
         assert page.inner_text("#status").startswith("Quiz: card 2 of 2000")
     finally:
         page.close()
-    assert opened < 10, opened  # about 0.3 s on an idle machine; generous for a loaded one
 
 
 def test_card_code_is_highlighted_ahead_from_the_loaded_cards(
