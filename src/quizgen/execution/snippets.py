@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import traceback
+from functools import lru_cache
 from types import CodeType
 
 from quizgen.execution.protocol import SnippetJob
@@ -20,26 +21,20 @@ class SnippetFailed(Exception):
         self.retire = retire  # the worker may be in a bad state: replace it
 
 
-_compiled: dict[tuple[str, int, str, str], CodeType] = {}  # setups: one deck's setup serves all its cards
-
-
 def compile_snippet(snippet: SnippetJob, mode: str = "exec") -> CodeType:
     """Compiled so that tracebacks name the card file and its line numbers."""
-    key = (snippet["path"], int(snippet["line"]), snippet["code"], mode)
-    code = _compiled.get(key)
-    if code is None:
-        code = shift_lines(_compile(snippet["code"], snippet["path"], mode, key[1]), key[1] - 1)
-        if len(_compiled) < 256:  # a worker's jobs share few setups; card code rarely repeats
-            _compiled[key] = code
-    return code
+    return _compiled(snippet["code"], snippet["path"], int(snippet["line"]), mode)
 
 
-def _compile(source: str, path: str, mode: str, line: int) -> CodeType:
+# Least recently used first out: a deck's setup, compiled for every job, stays; card code rarely repeats.
+@lru_cache(maxsize=256)
+def _compiled(source: str, path: str, line: int, mode: str) -> CodeType:
     try:
-        return compile(source, path, mode)
+        code = compile(source, path, mode)
     except SyntaxError:
         # Rare (the loader checks syntax); padded, the error names the line in the card file.
-        return compile("\n" * (line - 1) + source, path, mode)
+        code = compile("\n" * (line - 1) + source, path, mode)
+    return shift_lines(code, line - 1)
 
 
 def shift_lines(code: CodeType, by: int) -> CodeType:
