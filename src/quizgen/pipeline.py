@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -310,16 +311,12 @@ def _render(options: Options, report: Report, stage: Stage) -> None:
 def _highlights_kept(cache: Cache) -> Iterator[None]:
     """Highlighted code (and whether each card's code uses torch) from earlier builds is read from the
     cache, and this build's is added to it."""
-    from quizgen.render import highlighting, present
-
-    def lookup(table: str) -> Callable[[str], str | None]:
-        return lambda key: cache.lookup(table, [key]).get(key)
+    from quizgen.render import present
 
     try:
-        with (
-            highlighting.using(lookup("highlight"), lambda new: cache.store("highlight", new)),
-            present.torch_kept(lookup("torch"), lambda new: cache.store("torch", new)),
-        ):
+        with contextlib.ExitStack() as using:
+            for results, table in present.kept_results():
+                using.enter_context(results.using(partial(cache.value, table), partial(cache.store, table)))
             yield
     finally:
         cache.close()

@@ -171,6 +171,10 @@ class Cache:
             pass  # an unreadable store: what it would have had is recomputed
         return found
 
+    def value(self, table: str, key: str) -> str | None:
+        """The stored value of one key, or None (what a memo asks while a render runs)."""
+        return self.lookup(table, [key]).get(key)
+
     def keys(self, table: str) -> set[str]:
         """Every key `table` holds (for tables whose keys are all there is to know).
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import pickle
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from quizgen.render.base import Project, Rendered, Renderer
-from quizgen.render.kept import Kept
 from quizgen.render.stage import Stage
 
 # Forked in this order: cards.json needs no card view, so it is made while this process makes the views;
@@ -96,27 +96,22 @@ def _own_store(out_dir: Path, enabled: bool) -> None:
     """Point the kept highlights and torch readings at a store connection of the child's own."""
     global _store
     from quizgen.execution.cache import Cache
-    from quizgen.render import highlighting, present
+    from quizgen.render import present
 
     _store = Cache(out_dir / ".cache", enabled)
-    for kept, table in _kept(highlighting.KEPT, present.TORCH_USE):
+    for kept, table in present.kept_results():
         kept.fresh.clear()  # the parent's own, which the parent stores
         if kept.lookup is not None:
-            kept.lookup = lambda key, table=table: _store.lookup(table, [key]).get(key)
+            kept.lookup = partial(_store.value, table)
 
 
 def _keep_fresh() -> None:
     """What the child worked out anew goes into the store (the parent never sees it)."""
-    from quizgen.render import highlighting, present
+    from quizgen.render import present
 
-    for kept, table in _kept(highlighting.KEPT, present.TORCH_USE):
+    for kept, table in present.kept_results():
         _store.store(table, kept.take_fresh())
     _store.close()
-
-
-def _kept(highlights: Kept[Any, Any], torch_use: Kept[Any, Any]) -> list[tuple[Kept[Any, Any], str]]:
-    """The kept results a render works out, each with its table in the build cache."""
-    return [(highlights, "highlight"), (torch_use, "torch")]
 
 
 def _collect(read_fd: int, pid: int) -> tuple[Any, ...]:

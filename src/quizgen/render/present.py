@@ -16,10 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
+from quizgen.render import highlighting
 from quizgen.render.kept import Kept
 from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
 
@@ -202,7 +204,7 @@ def card_job(deck: Deck, card: Card) -> Job | None:
 
 # Whether a job's own code uses torch, by what it reads of the job (`torch_parts`): parsing every card's
 # code was ~1.5 s of a 10,000-card build, so the answers are kept in the build cache ("torch" table,
-# "1"/"0" by `torch_key`) and read back in one go (`recall`, the warm-up) or one by one (`torch_kept`).
+# "1"/"0" by `torch_key`) and read back in one go (`recall`, the warm-up) or one by one (`kept_results`).
 Parts = tuple[tuple[str, bool], ...]
 
 
@@ -226,7 +228,11 @@ def torch_key(parts: Parts) -> str:
 
 TORCH_USE: Kept[Parts, bool] = Kept(torch_key, lambda uses: "1" if uses else "0", lambda text: text == "1")
 recall = TORCH_USE.recall  # earlier builds' answers, read in one go by the warm-up
-torch_kept = TORCH_USE.using  # the build cache's "torch" table meanwhile
+
+
+def kept_results() -> list[tuple[Kept[Any, Any], str]]:
+    """What a render works out once and keeps in the build cache: each with its table there."""
+    return [(highlighting.KEPT, "highlight"), (TORCH_USE, "torch")]
 
 
 def uses_torch(job: Job, parts: Parts | None = None) -> bool:
