@@ -85,13 +85,10 @@ def _text(data: dict[str, object], reuse: Reuse, old: Path) -> str:
         alone = _deck_text(deck)  # all the deck's data says, so also what names it (one encoding, in C)
         key = reuse.key("cards.json", alone)
         part = _recalled(reuse, key, old, before)
-        if part is None:  # indented one level deeper than alone: two spaces (strings hold no newline)
-            part = "\n".join("  " + line for line in alone.split("\n"))
-        parts.append(part)
+        parts.append(_nested(alone) if part is None else part)
         keys.append(key)
-    head = '{\n "decks": [\n'
-    text = head + ",\n".join(parts) + f'\n ],\n "format": {json.dumps(data["format"])}\n}}\n'
-    start = len(head)
+    text = _whole(parts, data["format"])
+    start = len(_HEAD)
     for key, part in zip(keys, parts, strict=True):  # where each deck's part is, for the next build
         reuse.cache.store("outputs", [(key, f"{start} {len(part)} {_digest(part)}")])
         start += len(part) + 2
@@ -103,10 +100,22 @@ def layout(data: dict[str, object]) -> str:
     changed card is a changed line; and the indenting encoder is pure Python, a second per 10,000 cards,
     where the compact one is C)."""
     decks = data.get("decks")
-    if not isinstance(decks, list):
+    if not isinstance(decks, list) or set(data) != {"format", "decks"}:  # not the file's usual shape
         return json.dumps(data, indent=1, sort_keys=True) + "\n"
-    parts = ["\n".join("  " + line for line in _deck_text(deck).split("\n")) for deck in decks]
-    return '{\n "decks": [\n' + ",\n".join(parts) + f'\n ],\n "format": {json.dumps(data["format"])}\n}}\n'
+    return _whole([_nested(_deck_text(deck)) for deck in decks], data["format"])
+
+
+_HEAD = '{\n "decks": [\n'
+
+
+def _whole(parts: list[str], format_: object) -> str:
+    """The file around its decks' parts (each as `_nested` lays it out)."""
+    return _HEAD + ",\n".join(parts) + f'\n ],\n "format": {json.dumps(format_)}\n}}\n'
+
+
+def _nested(deck_text: str) -> str:
+    """A deck's text indented one level deeper than alone: two spaces (its strings hold no newline)."""
+    return "\n".join("  " + line for line in deck_text.split("\n"))
 
 
 _CARDS = "\x00quizgen-cards\x00"  # stands for the cards while the rest of a deck is laid out
