@@ -63,3 +63,21 @@ def test_a_syntax_error_names_its_line_in_the_card_file(tmp_path: Any) -> None:
     with pytest.raises(SyntaxError) as caught:
         snippets.compile_snippet(snippet)  # type: ignore[arg-type]
     assert caught.value.lineno == 301
+
+
+def test_a_setup_stays_compiled_while_hundreds_of_card_snippets_pass(tmp_path: Any) -> None:
+    """A worker that reaches a new deck after hundreds of jobs still compiles that deck's setup once."""
+    from quizgen.execution import snippets
+
+    path = str(tmp_path / "deck.yaml")
+
+    def card(n: int) -> Any:
+        return {"code": f"x = {n}\n", "path": path, "line": 10 + n}
+
+    for n in range(300):  # an earlier deck's cards
+        snippets.compile_snippet(card(n))
+    setup: Any = {"code": "import math\n", "path": path, "line": 3}
+    first = snippets.compile_snippet(setup)
+    for n in range(300, 700):  # each job: the deck's setup, then a card's own code
+        snippets.compile_snippet(card(n))
+        assert snippets.compile_snippet(setup) is first

@@ -281,3 +281,11 @@ def test_cards_json_takes_unchanged_decks_from_the_last_one(
     build(root)
     assert recalled == [True, True, False]  # part 3's bytes there are no longer what was made
     assert (root / "build" / "cards.json").read_text() == whole
+
+
+def test_cards_json_layout_keeps_a_shape_it_does_not_know_whole() -> None:
+    data = {"format": 2, "decks": [{"name": "A", "cards": [{"id": "a"}]}], "note": "kept"}
+    assert cards_json.layout(data) == json.dumps(data, indent=1, sort_keys=True) + "\n"
+    usual = {"format": 2, "decks": [{"name": "A", "cards": [{"id": "a"}, {"id": "b"}]}]}
+    assert json.loads(cards_json.layout(usual)) == usual
+    assert '    {"id": "a"},\n    {"id": "b"}\n' in cards_json.layout(usual)
