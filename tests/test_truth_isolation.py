@@ -138,7 +138,8 @@ def test_a_forked_child_holding_the_result_pipe_is_a_timeout_within_its_limit(
     start = time.monotonic()
     with pytest.raises(Exception) as info:
         pipeline.check(options(root, timeout=2.0))
-    assert time.monotonic() - start < 2.0 + 4.0
+    # Not a speed bound: the forked child sleeps 300 s, and waiting for it (the bug) would take that long.
+    assert time.monotonic() - start < 60
     assert "did not finish within 2 s (timeout)" in str(info.value)
 
 
