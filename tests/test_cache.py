@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.constants import CACHE_KEEP_DAYS
 from quizgen.execution import cache as cache_module
 from quizgen.execution import pool as execute
@@ -111,7 +111,7 @@ def test_unchanged_build_executes_nothing(
     assert (answer["type"], answer["value"], answer["display"]) == ("float", 12.0, "12.0")
 
     # A corrupt entry is recomputed, not trusted.
-    with sqlite3.connect(root / "build" / ".cache" / STORE) as db:
+    with sqlite3.connect(state.where(root / "build") / STORE) as db:
         db.execute("UPDATE results SET value = 'garbage'")
     assert pipeline.check(options(root)).executed == 7
 
@@ -273,5 +273,5 @@ def test_an_unchanged_check_weeks_later_is_still_all_from_cache(
         _on_day(monkeypatch, day)
         again = pipeline.check(options(root, pool=None))
         assert (again.executed, again.cached) == (0, 7), day
-    store = root / "build" / ".cache"
+    store = state.where(root / "build")
     assert set(_used(store, "results").values()) == {DAY + 80}
