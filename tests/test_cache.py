@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from quizgen.execution import pool as execute
 from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
 from quizgen.execution.protocol import Outcome
 
-from .conftest import SAMPLE_DECK
+from .conftest import SAMPLE_DECK, write_project
 
 
 def test_job_key_ignores_places_but_not_code() -> None:
@@ -275,3 +276,20 @@ def test_an_unchanged_check_weeks_later_is_still_all_from_cache(
         assert (again.executed, again.cached) == (0, 7), day
     store = state.where(root / "build")
     assert set(_used(store, "results").values()) == {DAY + 80}
+
+
+def test_the_state_of_a_project_no_build_used_for_weeks_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: Callable[..., pipeline.Options]
+) -> None:
+    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path / "state"))
+    gone, used = state.folder(tmp_path / "gone" / "build"), state.folder(tmp_path / "used" / "build")
+    weeks_ago = time.time() - (CACHE_KEEP_DAYS + 1) * 86400
+    for folder in (gone, used):
+        (folder / STORE).write_text("")
+        os.utime(folder, (weeks_ago, weeks_ago))
+    state.folder(tmp_path / "used" / "build")  # a build of it begins: in use again
+    deck = "deck: D\ncards:\n  - {id: a, kind: basic, front: F, back: B}\n"
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    pipeline.build(options(root))
+    assert not gone.exists()
+    assert (used / STORE).exists() and state.where(root / "build").is_dir()

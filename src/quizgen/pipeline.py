@@ -269,6 +269,7 @@ def build(options: Options) -> Report:
         state_dir = state.folder(options.out_dir)
         journal = state_dir / staging.JOURNAL
         staging.recover(journal, options.out_dir, options.cards_dir)
+        state.prune()  # other projects' state no build used for weeks
         sources = _sources(options)
         preparation = Preparation(state_dir, options.use_cache)
         try:
