@@ -152,9 +152,11 @@ def _adopt(staged: Path, target: Path) -> bool:
     and folder of both is the same, so the whole target can stay."""
     names = {p.relative_to(staged) for p in staged.rglob("*")}
     whole = names == {p.relative_to(target) for p in target.rglob("*")}
+    real = target.resolve()
     for name in names:
         new, old = staged / name, target / name
-        if new.is_dir() or new.is_symlink() or old.is_symlink() or not _same(new, old):
+        away = old.is_symlink() or not old.resolve().is_relative_to(real)  # through a symlink, maybe out
+        if new.is_dir() or new.is_symlink() or away or not _same(new, old):
             whole = whole and new.is_dir() and old.is_dir()
             continue
         try:
