@@ -190,6 +190,20 @@ def test_output_subfolders_symlinked_out_of_the_project_are_left_alone(
     assert not any(p.is_symlink() for p in (root / "build").iterdir())  # each replaced by the real output
 
 
+def test_a_build_lock_symlinked_out_of_the_project_creates_nothing_there(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = _outside(tmp_path)
+    before = tree(outside)
+    root = write_project(tmp_path / "repo", {"deck.yaml": basic_deck("Lock")})
+    (root / "build").mkdir()
+    (root / "build" / ".quizgen-build.lock").symlink_to(outside / "created-by-the-build")
+    code, output = build(root, monkeypatch)
+    assert tree(outside) == before
+    assert code != 0
+    assert "symlink" in output
+
+
 # -- (d) card files leading out of the project ----------------------------------------------------------
 
 
