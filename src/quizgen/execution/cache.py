@@ -2,10 +2,10 @@
 
 One SQLite store (`cache.sqlite3`, WAL) rather than a file per result: results are written in batches,
 so the parent never stops to write one while the workers wait, and an unchanged build reads every result
-it needs in a few queries. It lives in the project's state folder in the user's cache directory
-(quizgen/state.py), never in the project: its keys are hashes anyone can compute, so rows a repository
-shipped could forge results and highlighted code. SQLite keeps the store whole when a build is killed and lets
-concurrent builds share it; any failure to read or write it only costs time (the result is recomputed).
+it needs in a few queries. SQLite keeps the store whole when a build is killed and lets concurrent builds
+share it; any failure to read or write it only costs time (the result is recomputed). It lives in the
+project's state folder in the user's cache directory (quizgen/state.py), never in the project: its keys
+are hashes anyone can compute, so rows a repository shipped could forge results and highlighted code.
 The same store keeps other build-time memos that are cheap to keep (`lookup`/`store`: highlighted
 code, snippets known to compile, whether a card's code uses torch), each in its own table.
 
