@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import zipfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 
 from quizgen import pipeline
 from quizgen.cli import cli
+from quizgen.errors import QuizgenError
 from quizgen.execution.pool import Pool
 from quizgen.render import present
 
@@ -173,6 +175,24 @@ def test_an_output_folder_symlinked_out_of_the_project_is_refused(
     assert tree(outside) == before
     assert code != 0
     assert "symlink" in output
+
+
+def test_serve_refuses_to_serve_or_build_through_a_symlink_out_of_the_project(
+    tmp_path: Path, home: Path
+) -> None:
+    from quizgen import serve
+
+    outside = _outside(tmp_path)
+    before = tree(outside)
+    root = write_project(tmp_path / "repo", {"deck.yaml": basic_deck("Served")})
+    (root / "build").symlink_to(outside)
+    told: list[str] = []
+    stop = threading.Event()
+    stop.set()  # one build, then stop
+    with pytest.raises(QuizgenError, match="symlink"):
+        serve.serve(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build"), 0, told.append, stop)
+    assert tree(outside) == before
+    assert not any("serving" in line for line in told)
 
 
 def test_output_subfolders_symlinked_out_of_the_project_are_left_alone(
