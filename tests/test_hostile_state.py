@@ -245,6 +245,19 @@ def test_cards_symlinked_from_outside_the_project_are_refused(
     assert "outside the project" in output
 
 
+def test_settings_symlinked_from_outside_the_project_are_refused(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "settings.toml").write_text(f'[quiz]\ntitle = "{SECRET}"\n')
+    root = write_project(tmp_path / "repo", {"deck.yaml": basic_deck("Titled")})
+    (root / "quizgen.toml").symlink_to(tmp_path / "private" / "settings.toml")
+    code, output = build(root, monkeypatch)
+    assert SECRET not in outputs(root)
+    assert code != 0
+    assert "outside the project" in output
+
+
 # -- defence in depth: a journal in the state folder replays only this project's own moves ---------------
 
 

@@ -1,8 +1,9 @@
 """A repository's symlinks cannot lead the build out of its project.
 
-The project is the folder holding the cards folder. The cards folder, every card file and an output
-folder inside the project must resolve inside it (a symlink from one place in the project to another is
-fine). An output folder named outside the project on the command line is the user's own choice.
+The project is the folder holding the cards folder. The cards folder, every card file, the settings, the
+Anki lock and an output folder inside the project must resolve inside it (a symlink from one place in
+the project to another is fine). An output folder named outside the project on the command line is the
+user's own choice.
 """
 
 from __future__ import annotations
@@ -76,3 +77,11 @@ def card_files(files: list[Path], cards_dir: Path) -> tuple[list[Path], list[Pro
         else:
             kept.append(path)
     return kept, problems
+
+
+def project_files(files: list[Path], cards_dir: Path) -> None:
+    """Refuse any of `files` (the settings, the lock: files the build reads) that is a symlink leading
+    out of the project."""
+    problems = card_files(files, cards_dir)[1]
+    if problems:
+        raise CardErrors(problems)

@@ -132,7 +132,11 @@ def check(options: Options) -> Report:
 
     Cards that load are executed even when others do not, so one run lists every problem.
     """
+    from quizgen.render.manifest import LOCK_NAME
+
     confine.cards_folder(options.cards_dir)  # before a card is read or a worker started
+    read = [settings.path_for(options.cards_dir), options.cards_dir.parent / settings.PYPROJECT]
+    confine.project_files([*read, options.cards_dir / LOCK_NAME], options.cards_dir)
     cache = for_output(options.out_dir, options.use_cache)
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
