@@ -136,6 +136,8 @@ class Runner:
             self.env["PYTHONPATH"] = str(src)
         self.rss_file = root / "rss.json"
         self.env["BENCH_RSS"] = str(self.rss_file)
+        self.state = root / "state"  # the build state (cache, manifest): the bench's own, never the user's
+        self.env["QUIZGEN_CACHE_DIR"] = str(self.state)
         self.rss: dict[str, int] = {"parent": 0, "pool": 0}
         self.cpu = 0.0  # of the last quizgen run
 
@@ -192,7 +194,9 @@ def index_page(decks: int) -> float:
             ]
             text = yaml.safe_dump({"deck": f"Index::Deck {d:05d}", "cards": cards}, sort_keys=False)
             (root / "cards" / f"deck-{d:05d}.yaml").write_text(text)
-        subprocess.run([sys.executable, "-m", "quizgen", "build"], cwd=root, check=True, capture_output=True)
+        env = {**os.environ, "QUIZGEN_CACHE_DIR": str(root / "state")}  # not the user's cache directory
+        build = [sys.executable, "-m", "quizgen", "build"]
+        subprocess.run(build, cwd=root, check=True, capture_output=True, env=env)
         last = f"index-deck-{decks - 1:05d}"
         return first_question(root / "build" / "quiz" / "index.html", f'[data-due-for="{last}"]:visible')
     finally:
@@ -214,6 +218,7 @@ def measure(n: int, repeat: int, src: Path | None, page: bool) -> dict[str, floa
         for r in range(repeat):
             for command in ("check", "build"):
                 shutil.rmtree(root / "build", ignore_errors=True)
+                shutil.rmtree(run.state, ignore_errors=True)  # cold: no cache either
                 (root / "cards" / "quizgen.lock").unlink(missing_ok=True)
                 note(f"{command} cold", run.quizgen(command))
                 note(f"{command} cold cpu", run.cpu)

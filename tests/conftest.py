@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.execution.pool import Pool
 
 CHROMIUM = "/usr/bin/chromium"
@@ -118,6 +118,15 @@ cards:
 """
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Build state (caches, manifests, journals) goes to a folder of this test run, never to the user's
+    cache directory; builds run as subprocesses inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path_factory.mktemp("quizgen-state")))
+        yield
+
+
 def write_project(root: Path, files: dict[str, str]) -> Path:
     """Write card files (name -> YAML text) under root/cards and return root."""
     cards = root / "cards"
@@ -190,7 +199,17 @@ def copy_project(report: pipeline.Report, dest: Path) -> Path:
     """A copy of a built project (cards, lock, build and cache), to change without touching the original."""
     root: Path = report.root  # type: ignore[attr-defined]
     shutil.copytree(root, dest)
+    copy_state(root / "build", dest / "build")
     return dest
+
+
+def copy_state(out_dir: Path, to: Path) -> None:
+    """Give the project building into `to` the cache of the one building into `out_dir` (build state is
+    kept by output folder, in the user's cache directory); the manifest and journal stay the original's."""
+    source = state.where(out_dir)
+    if source.is_dir():
+        ignore = shutil.ignore_patterns("outputs.json*", ".quizgen-commit.json*")
+        shutil.copytree(source, state.folder(to), ignore=ignore, dirs_exist_ok=True)
 
 
 def require(module: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.cards.model import Deck
 from quizgen.cli import cli
 from quizgen.errors import CardErrors, OutputError
@@ -214,6 +214,7 @@ def test_the_same_sources_build_the_same_bytes(
     # a copy elsewhere, built from scratch (no cache, no previous output): absolute paths do not leak in
     root = copy_project(anki_build, tmp_path / "elsewhere")
     shutil.rmtree(root / "build")
+    shutil.rmtree(state.where(root / "build"))
     lock_before = (root / "cards" / lock.LOCK_NAME).read_bytes()
     report = build(root, pool=pool, use_cache=False)
     assert digests(apkgs(report)) == first

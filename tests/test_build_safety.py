@@ -46,7 +46,7 @@ def test_a_commit_killed_after_any_step_is_finished_by_the_next_build(
     tmp_path: Path, crash_after: int
 ) -> None:
     _outputs(tmp_path, "old")
-    journal = tmp_path / "out" / staging.JOURNAL
+    journal = tmp_path / "state" / staging.JOURNAL  # as in the user's cache directory (quizgen/state.py)
     stage = staging.Stage(journal)
     stage.file(tmp_path / "out" / "cards.json").write_text("new")
     stage.file(tmp_path / "cards" / "quizgen.lock").write_text("new")
@@ -58,7 +58,7 @@ def test_a_commit_killed_after_any_step_is_finished_by_the_next_build(
         step()
     # Killed here: whatever the state, every output is whole, old or new ...
     assert all(v in ("old", "new") for v in _state(tmp_path))
-    staging.recover(journal, [tmp_path / "out", tmp_path / "cards"])
+    staging.recover(journal, tmp_path / "out", tmp_path / "cards")
     # ... and after recovery all old (the journal was not written) or all new.
     assert _state(tmp_path) == (("old",) * 3 if crash_after == 0 else ("new",) * 3)
     assert _leftovers(tmp_path) == []
@@ -66,9 +66,10 @@ def test_a_commit_killed_after_any_step_is_finished_by_the_next_build(
 
 def test_a_torn_journal_means_no_move_began(tmp_path: Path) -> None:
     _outputs(tmp_path, "old")
-    journal = tmp_path / "out" / staging.JOURNAL
+    journal = tmp_path / "state" / staging.JOURNAL
+    journal.parent.mkdir()
     journal.with_name(journal.name + ".tmp").write_text('{"moves": [{"tmp"')
-    staging.recover(journal, [tmp_path / "out"])
+    staging.recover(journal, tmp_path / "out", tmp_path / "cards")
     assert _state(tmp_path) == ("old",) * 3 and _leftovers(tmp_path) == []
 
 

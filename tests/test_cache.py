@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -10,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.constants import CACHE_KEEP_DAYS
 from quizgen.execution import cache as cache_module
 from quizgen.execution import pool as execute
 from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
 from quizgen.execution.protocol import Outcome
 
-from .conftest import SAMPLE_DECK
+from .conftest import SAMPLE_DECK, write_project
 
 
 def test_job_key_ignores_places_but_not_code() -> None:
@@ -111,7 +112,7 @@ def test_unchanged_build_executes_nothing(
     assert (answer["type"], answer["value"], answer["display"]) == ("float", 12.0, "12.0")
 
     # A corrupt entry is recomputed, not trusted.
-    with sqlite3.connect(root / "build" / ".cache" / STORE) as db:
+    with sqlite3.connect(state.where(root / "build") / STORE) as db:
         db.execute("UPDATE results SET value = 'garbage'")
     assert pipeline.check(options(root)).executed == 7
 
@@ -273,5 +274,22 @@ def test_an_unchanged_check_weeks_later_is_still_all_from_cache(
         _on_day(monkeypatch, day)
         again = pipeline.check(options(root, pool=None))
         assert (again.executed, again.cached) == (0, 7), day
-    store = root / "build" / ".cache"
+    store = state.where(root / "build")
     assert set(_used(store, "results").values()) == {DAY + 80}
+
+
+def test_the_state_of_a_project_no_build_used_for_weeks_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: Callable[..., pipeline.Options]
+) -> None:
+    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path / "state"))
+    gone, used = state.folder(tmp_path / "gone" / "build"), state.folder(tmp_path / "used" / "build")
+    weeks_ago = time.time() - (CACHE_KEEP_DAYS + 1) * 86400
+    for folder in (gone, used):
+        (folder / STORE).write_text("")
+        os.utime(folder, (weeks_ago, weeks_ago))
+    state.folder(tmp_path / "used" / "build")  # a build of it begins: in use again
+    deck = "deck: D\ncards:\n  - {id: a, kind: basic, front: F, back: B}\n"
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    pipeline.build(options(root))
+    assert not gone.exists()
+    assert (used / STORE).exists() and state.where(root / "build").is_dir()

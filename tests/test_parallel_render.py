@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.errors import OutputError
 from quizgen.render import parallel
 from quizgen.render.anki import AnkiRenderer
@@ -56,6 +56,7 @@ def test_side_by_side_builds_the_bytes_one_after_another_builds(
     assert forking == []
     one = _outputs(root)
     shutil.rmtree(root / "build")
+    shutil.rmtree(state.where(root / "build"))  # from scratch again: the cache too
     (root / "cards" / "quizgen.lock").unlink()
     side_by_side = _build(root, jobs=2)
     assert forking == [1, 1]
@@ -71,7 +72,7 @@ def test_a_failure_in_the_forked_part_is_the_error_one_core_gives(
     root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK, **basic_decks(1, 10)})
     _build(root, jobs=2)
     before = _outputs(root)
-    shutil.rmtree(root / "build" / ".cache", ignore_errors=True)
+    shutil.rmtree(state.where(root / "build"), ignore_errors=True)
 
     def broken(self: AnkiRenderer, project: object, stage: object) -> object:
         raise OSError(28, "No space left on device", str(root / "build" / "anki" / "x.apkg"))

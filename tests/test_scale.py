@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from quizgen import pipeline
+from quizgen import pipeline, state
 from quizgen.cards import loader
 from quizgen.render import anki, cards_json, highlighting, manifest, markup, prepare, present, quiz
 from quizgen.render.anki import lock
@@ -202,7 +202,7 @@ def test_card_code_is_highlighted_ahead_from_the_loaded_cards(
     root = write_project(tmp_path, {"ahead.yaml": deck})
     decks, problems = loader.load(root / "cards")
     assert problems == []
-    preparation = Preparation(root / "build" / ".cache")
+    preparation = Preparation(state.folder(root / "build"))
     preparation.start(decks)
     assert preparation.thread is not None
     preparation.thread.join()
@@ -231,7 +231,7 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
     pipeline.build(options)
     first = _tree(root / "build")
-    with sqlite3.connect(root / "build" / ".cache" / "cache.sqlite3") as db:
+    with sqlite3.connect(state.where(root / "build") / "cache.sqlite3") as db:
         stored = dict(db.execute("SELECT key, value FROM torch"))
     decks, problems = loader.load(root / "cards")
     assert problems == []
@@ -249,8 +249,8 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     assert parsed == []
     assert _tree(root / "build") == first
     monkeypatch.setattr(present.TORCH_USE, "known", {})
-    (root / "build" / ".cache" / "cache.sqlite3").unlink()
-    preparation = Preparation(root / "build" / ".cache")
+    (state.where(root / "build") / "cache.sqlite3").unlink()
+    preparation = Preparation(state.folder(root / "build"))
     preparation.start(decks)
     assert preparation.thread is not None
     preparation.thread.join()

@@ -27,7 +27,7 @@ _common = [
         type=click.Path(path_type=Path),
         default=Path("build"),
         show_default=True,
-        help="Output folder (the result cache lives in OUT/.cache).",
+        help="Output folder (the result cache is kept apart, in the user's cache directory).",
     ),
     click.option(
         "-j",

@@ -18,12 +18,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import kinds, settings, verify
+from quizgen import confine, kinds, settings, state, verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY
 from quizgen.errors import CardErrors, InternalError, Problem
-from quizgen.execution.cache import Cache, Memo, job_key
+from quizgen.execution.cache import Cache, Memo, for_output, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 
 if TYPE_CHECKING:
@@ -132,7 +132,12 @@ def check(options: Options) -> Report:
 
     Cards that load are executed even when others do not, so one run lists every problem.
     """
-    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    from quizgen.render.manifest import LOCK_NAME
+
+    confine.cards_folder(options.cards_dir)  # before a card is read or a worker started
+    read = [settings.path_for(options.cards_dir), options.cards_dir.parent / settings.PYPROJECT]
+    confine.project_files([*read, options.cards_dir / LOCK_NAME], options.cards_dir)
+    cache = for_output(options.out_dir, options.use_cache)
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
     try:
@@ -261,25 +266,29 @@ def build(options: Options) -> Report:
     from quizgen.render import stage as staging
     from quizgen.render.prepare import Preparation
 
+    confine.cards_folder(options.cards_dir)  # before anything is written: nothing goes outside the project
+    confine.output_folder(options.out_dir, options.cards_dir)
     # One build of a project at a time; a build killed earlier is finished (or cleaned) first.
     with staging.build_lock(options.out_dir, options.waiting):
-        journal = options.out_dir / staging.JOURNAL
-        staging.recover(journal, [options.out_dir, options.out_dir / "anki", options.cards_dir])
+        state_dir = state.folder(options.out_dir)
+        journal = state_dir / staging.JOURNAL
+        staging.recover(journal, options.out_dir, options.cards_dir)
+        state.prune()  # other projects' state no build used for weeks
         sources = _sources(options)
-        preparation = Preparation(options.out_dir / ".cache", options.use_cache)
+        preparation = Preparation(state_dir, options.use_cache)
         try:
             report = check(replace(options, prepare=preparation.start))
         finally:
             preparation.stop()
         print_ = manifest.fingerprint(sources, report.decks)
-        kept = manifest.current(options.out_dir, print_) if options.use_cache else None
+        kept = manifest.current(state_dir, print_) if options.use_cache else None
         if kept is not None:  # every output is current: leave each one's bytes and times alone
             report.written = kept.written
             return report
-        manifest.forget(options.out_dir)
+        manifest.forget(state_dir)
         _render(options, report, staging.Stage(journal))
         kept = manifest.Kept(report.written)
-        manifest.remember(options.out_dir, print_, kept, [options.cards_dir / manifest.LOCK_NAME])
+        manifest.remember(state_dir, print_, kept, [options.cards_dir / manifest.LOCK_NAME])
     return report
 
 
@@ -299,7 +308,7 @@ def _render(options: Options, report: Report, stage: Stage) -> None:
     project = Project(
         report.decks, options.cards_dir, options.out_dir, report.settings.title, options.use_cache
     )
-    cache = Cache(options.out_dir / ".cache", enabled=options.use_cache)
+    cache = for_output(options.out_dir, options.use_cache)
     with _highlights_kept(cache), shared_views(), stage:
         for rendered in parallel.render(project, stage, [Located(r) for r in renderers()], options.jobs):
             report.written += rendered.written

@@ -12,7 +12,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from quizgen import pipeline
+from quizgen import confine, pipeline
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count
 from quizgen.execution.pool import Pool
@@ -133,6 +133,7 @@ def serve(
     host: str = "127.0.0.1",
 ) -> None:
     """`quizgen serve`: serve build/quiz on localhost and rebuild it on change until Ctrl-C or `stop`."""
+    confine.output_folder(options.out_dir / "quiz", options.cards_dir)  # never serve a folder outside
     server = make_server(options.out_dir / "quiz", host, port)
     thread = threading.Thread(target=server.serve_forever, name="quizgen-serve", daemon=True)
     thread.start()

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from quizgen import kinds, prose
+from quizgen import confine, kinds, prose
 from quizgen.cards import continued, schema, stored
 from quizgen.cards.hints import yaml_hint
 from quizgen.cards.model import Card, Deck, Tolerance
@@ -101,8 +101,9 @@ def load(
     A card with a problem is left out of its deck; a deck whose own fields are wrong is left out whole.
     With a `memo`, a file that loaded whole before is read back from it rather than parsed.
     """
-    files = card_files(cards_dir)
-    if not files:
+    confine.cards_folder(cards_dir)
+    files, problems = confine.card_files(card_files(cards_dir), cards_dir)
+    if not files and not problems:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
 
     def parse(path: Path, answers: str, found: list[Problem]) -> continued.Part | None:
@@ -110,7 +111,6 @@ def load(
         read = partial(load_file, path, found, tolerance, answers)
         return read() if memo is None else stored.recalled(path, settings, found, memo, read, continued.Part)
 
-    problems: list[Problem] = []
     return continued.assemble(files, value_answers, parse, problems), problems
 
 

@@ -1,9 +1,11 @@
 """Execution results on disk, addressed by everything that can change them.
 
-One SQLite store (`OUT/.cache/cache.sqlite3`, WAL) rather than a file per result: results are written in
-batches, so the parent never stops to write one while the workers wait, and an unchanged build reads
-every result it needs in a few queries. SQLite keeps the store whole when a build is killed and lets
-concurrent builds share it; any failure to read or write it only costs time (the result is recomputed).
+One SQLite store (`cache.sqlite3`, WAL) rather than a file per result: results are written in batches,
+so the parent never stops to write one while the workers wait, and an unchanged build reads every result
+it needs in a few queries. SQLite keeps the store whole when a build is killed and lets concurrent builds
+share it; any failure to read or write it only costs time (the result is recomputed). It lives in the
+project's state folder in the user's cache directory (quizgen/state.py), never in the project: its keys
+are hashes anyone can compute, so rows a repository shipped could forge results and highlighted code.
 The same store keeps other build-time memos that are cheap to keep (`lookup`/`store`: highlighted
 code, snippets known to compile, whether a card's code uses torch), each in its own table.
 
@@ -25,8 +27,9 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from quizgen import __version__
+from quizgen import __version__, state
 from quizgen.constants import CACHE_KEEP_DAYS, RESULT_FORMAT
+from quizgen.errors import OutputError
 from quizgen.execution.protocol import Job, Outcome
 
 STORE = "cache.sqlite3"
@@ -245,6 +248,17 @@ class Cache:
         if not outcome.ok or outcome.contaminated:
             return  # a job that changed its worker's shared state is run again next time
         self.store("results", [(key, json.dumps({"key": key, "outcome": outcome.to_json()}))])
+
+
+def for_output(out_dir: Path, enabled: bool = True) -> Cache:
+    """The store of the project whose outputs go to `out_dir`; off when `enabled` is False or when its
+    folder cannot be made (a cache that cannot be kept only costs time)."""
+    if enabled:
+        try:
+            return Cache(state.folder(out_dir))
+        except OutputError:
+            pass
+    return Cache(state.where(out_dir), enabled=False)
 
 
 def _table(name: str) -> str:

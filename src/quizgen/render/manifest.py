@@ -5,8 +5,9 @@ timestamps alone.
 The inputs are fingerprinted: every file of the cards folder (cards, quizgen.toml, the lock), the
 project's templates, quizgen's own files (by size and time: an edited checkout counts), the executed
 outcomes and job keys (torch's and Python's versions are in the keys) and SOURCE_DATE_EPOCH. The
-manifest (OUT/.cache/outputs.json) is removed before outputs are replaced and written after, so a build
-killed in between renders again.
+manifest (`outputs.json` in the project's state folder, quizgen/state.py: one a repository shipped could
+keep its own outputs) is removed before outputs are replaced and written after, so a build killed in
+between renders again.
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ def _stats(paths: list[Path]) -> dict[str, list[int]]:
     return out
 
 
-def current(out_dir: Path, print_: str) -> Kept | None:
+def current(state_dir: Path, print_: str) -> Kept | None:
     """The last build's report when its outputs are current for inputs of fingerprint `print_`."""
     try:
-        data = json.loads((out_dir / ".cache" / NAME).read_text(encoding="utf-8"))
+        data = json.loads((state_dir / NAME).read_text(encoding="utf-8"))
         if data["fingerprint"] != print_:
             return None
         watched = [Path(p) for p in data["watched"]]
@@ -95,12 +96,12 @@ def current(out_dir: Path, print_: str) -> Kept | None:
         return None
 
 
-def forget(out_dir: Path) -> None:
+def forget(state_dir: Path) -> None:
     """The outputs are about to change: no manifest speaks for them until `remember`."""
-    (out_dir / ".cache" / NAME).unlink(missing_ok=True)
+    (state_dir / NAME).unlink(missing_ok=True)
 
 
-def remember(out_dir: Path, print_: str, kept: Kept, also: list[Path]) -> None:
+def remember(state_dir: Path, print_: str, kept: Kept, also: list[Path]) -> None:
     """Note the outputs just committed (`kept.written` and `also`, e.g. the lock) as made from `print_`."""
     watched = [*kept.written, *also]
     data = {
@@ -109,9 +110,8 @@ def remember(out_dir: Path, print_: str, kept: Kept, also: list[Path]) -> None:
         "watched": [str(p) for p in watched],
         "stats": _stats(watched),
     }
-    path = out_dir / ".cache" / NAME
+    path = state_dir / NAME
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(NAME + ".tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, path)

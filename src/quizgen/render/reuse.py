@@ -12,7 +12,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from quizgen.execution.cache import Cache, code_stamp
+from quizgen.execution.cache import code_stamp, for_output
 
 
 def _digest(path: Path) -> str | None:
@@ -26,7 +26,7 @@ class Reuse:
     """Outputs made before from the same inputs (`key`), copied from their targets rather than made."""
 
     def __init__(self, out_dir: Path, enabled: bool = True) -> None:
-        self.cache = Cache(out_dir / ".cache", enabled)
+        self.cache = for_output(out_dir, enabled)
         self.salt = code_stamp() if enabled else ""
 
     def key(self, *inputs: str) -> str:

@@ -5,10 +5,15 @@ A build killed at any moment (SIGKILL, power loss) is safe too: before the first
 the list of moves is written to a journal, and the next build finishes an interrupted commit from it
 (`recover`) before it starts, so the outputs are always the old set or the new set, never a mix.
 Each move is idempotent to redo: whether a staged file or folder still exists says how far it got.
+The journal is kept in the project's state folder in the user's cache directory (quizgen/state.py),
+never in the project, and even so a move is replayed only when it is one a build of this project makes:
+a staged entry directly beside its target, the target in the output folder or the project's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -18,7 +23,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from quizgen import confine
 from quizgen.errors import OutputError
+from quizgen.render.manifest import LOCK_NAME
 
 
 def _umask() -> int:
@@ -32,7 +39,7 @@ def _cannot(path: Path, exc: OSError) -> OutputError:
 
 
 STAGED = ".quizgen-staged-"  # the prefix of everything staged: what an interrupted build leaves
-JOURNAL = ".quizgen-commit.json"  # in the output folder, while a commit is under way
+JOURNAL = ".quizgen-commit.json"  # in the project's state folder, while a commit is under way
 LOCK = ".quizgen-build.lock"  # in the output folder: one build at a time
 
 
@@ -82,8 +89,8 @@ class Stage:
 
     def moves(self) -> list[Callable[[], None]]:
         """The commit, step by step (each step can be redone after a crash)."""
-        moves = [{"tmp": str(tmp), "target": str(target), "dir": False} for tmp, target in self._files]
-        moves += [{"tmp": str(tmp), "target": str(target), "dir": True} for tmp, target in self._dirs]
+        moves = [_entry(tmp, target, False) for tmp, target in self._files]
+        moves += [_entry(tmp, target, True) for tmp, target in self._dirs]
         steps: list[Callable[[], None]] = []
         if self.journal is not None:
             journal = self.journal
@@ -97,11 +104,11 @@ class Stage:
         """Leave alone every target the build made again byte for byte: a staged file equal to its target
         is dropped, and one in a staged folder becomes a link to the target's (same bytes, same times)."""
         for tmp, target in list(self._files):
-            if _same(tmp, target):
+            if not target.is_symlink() and _same(tmp, target):
                 tmp.unlink()
                 self._files.remove((tmp, target))
         for tmp, target in list(self._dirs):
-            if target.is_dir() and _adopt(tmp, target):
+            if target.is_dir() and not target.is_symlink() and _adopt(tmp, target):
                 shutil.rmtree(tmp, ignore_errors=True)
                 self._dirs.remove((tmp, target))
 
@@ -145,9 +152,11 @@ def _adopt(staged: Path, target: Path) -> bool:
     and folder of both is the same, so the whole target can stay."""
     names = {p.relative_to(staged) for p in staged.rglob("*")}
     whole = names == {p.relative_to(target) for p in target.rglob("*")}
+    real = target.resolve()
     for name in names:
         new, old = staged / name, target / name
-        if new.is_dir() or new.is_symlink() or not _same(new, old):
+        away = old.is_symlink() or not old.resolve().is_relative_to(real)  # through a symlink, maybe out
+        if new.is_dir() or new.is_symlink() or away or not _same(new, old):
             whole = whole and new.is_dir() and old.is_dir()
             continue
         try:
@@ -157,6 +166,20 @@ def _adopt(staged: Path, target: Path) -> bool:
         except OSError:
             shutil.copystat(old, new)  # no hard links here: the same bytes and times at least
     return whole
+
+
+def _entry(tmp: Path, target: Path, folder: bool) -> dict[str, object]:
+    """One move as the journal keeps it: absolute, so a build run from another folder can redo it."""
+    return {"tmp": os.path.abspath(tmp), "target": os.path.abspath(target), "dir": folder}
+
+
+def _remove(path: Path) -> None:
+    """Remove a staged file or folder; a symlink goes itself, never what it points to."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def _write_journal(journal: Path, moves: list[dict[str, object]]) -> None:
@@ -182,11 +205,15 @@ def _move(move: dict[str, object]) -> None:
         return
     old = target.parent / f"{STAGED}{target.name}.old"
     if tmp.exists():
-        if target.exists():
-            shutil.rmtree(old, ignore_errors=True)
+        if target.exists() or target.is_symlink():
+            _remove(old)
             os.replace(target, old)
         os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
+    _remove(old)
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW, 0o666)
 
 
 @contextmanager
@@ -194,8 +221,11 @@ def build_lock(out_dir: Path, waiting: Callable[[], None] | None = None) -> Iter
     """Hold the output folder for one build at a time; a second build waits (`waiting` is told)."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(out_dir / LOCK, "a+b")  # noqa: SIM115 - held for the whole build
+        # Never through a symlink a repository shipped in its output folder: it could create a file anywhere.
+        handle = open(out_dir / LOCK, "a+b", opener=_no_follow)  # noqa: SIM115 - held for the whole build
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(f"{out_dir / LOCK}: a symlink, not quizgen's lock file: refused") from None
         raise _cannot(out_dir / LOCK, exc) from None
     with handle:
         try:
@@ -210,23 +240,39 @@ def build_lock(out_dir: Path, waiting: Callable[[], None] | None = None) -> Iter
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def recover(journal: Path, folders: list[Path]) -> None:
-    """Finish a commit a killed build left half done, then remove what it had staged in `folders`.
+def recover(journal: Path, out_dir: Path, cards_dir: Path) -> None:
+    """Finish a commit a killed build of this project left half done, then remove what it had staged.
 
     Call it only while holding the build lock: another build's staged files would go too.
     """
     if journal.exists():
         try:
             moves = json.loads(journal.read_text(encoding="utf-8"))["moves"]
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             moves = []  # a journal is replaced whole: a broken one was never complete, so no move began
-        for move in moves:
-            _move(move)
+        for move in moves if isinstance(moves, list) else []:
+            if _replayable(move, out_dir, cards_dir):
+                _move(move)
         journal.unlink()
     journal.with_name(journal.name + ".tmp").unlink(missing_ok=True)
-    for folder in folders:
-        for leftover in folder.glob(f"{STAGED}*") if folder.is_dir() else ():
-            if leftover.is_dir():
-                shutil.rmtree(leftover, ignore_errors=True)
-            else:
-                leftover.unlink(missing_ok=True)
+    project = confine.project_of(cards_dir)
+    for folder in (out_dir, out_dir / "anki", cards_dir):
+        if folder.is_dir() and confine.leaving(folder, project) is None:
+            for leftover in folder.glob(f"{STAGED}*"):
+                _remove(leftover)
+
+
+def _replayable(move: object, out_dir: Path, cards_dir: Path) -> bool:
+    """Whether `move` is one a commit of this project makes: a staged entry directly beside its target,
+    the target in the output folder or the project's lock, reached through no symlink leaving the project."""
+    if not isinstance(move, dict) or not isinstance(move.get("dir"), bool):
+        return False
+    tmp, target = move.get("tmp"), move.get("target")
+    if not isinstance(tmp, str) or not isinstance(target, str):
+        return False
+    staged, goal = confine.lexical(Path(tmp)), confine.lexical(Path(target))
+    if staged.parent != goal.parent or not staged.name.startswith(f"{STAGED}{goal.name}."):
+        return False
+    if confine.lexical(out_dir) not in goal.parents and goal != confine.lexical(cards_dir / LOCK_NAME):
+        return False
+    return confine.leaving(goal.parent, confine.project_of(cards_dir)) is None
