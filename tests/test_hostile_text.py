@@ -4,6 +4,11 @@ hostile project with a fake $HOME holding a secret and looks at the effect, not 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,10 +43,13 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     yield home
 
 
-def outputs(root: Path) -> str:
-    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too)."""
+def outputs(root: Path, cache: bool = True) -> str:
+    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too); with
+    `cache` False, only what it publishes (not the results it keeps in build/.cache)."""
     texts = []
     for path in (root / "build").rglob("*") if (root / "build").exists() else []:
+        if not cache and ".cache" in path.relative_to(root / "build").parts:
+            continue
         if path.suffix == ".apkg":
             with zipfile.ZipFile(path) as z:
                 texts += [z.read(name).decode("latin-1") for name in z.namelist()]
@@ -50,11 +58,13 @@ def outputs(root: Path) -> str:
     return "\n".join(texts)
 
 
-def refused(build: Callable[[], object]) -> str:
-    """The message of a build that must fail with a user error (never a traceback)."""
-    with pytest.raises(QuizgenError) as caught:
+def attempt(build: Callable[[], object]) -> str | None:
+    """The message of a build refused with a user error (never a traceback); None when it was not."""
+    try:
         build()
-    return caught.value.format_message()
+    except QuizgenError as exc:
+        return exc.format_message()
+    return None
 
 
 # -- finding 3: project templates ------------------------------------------------------------------
@@ -71,9 +81,9 @@ def test_a_template_cannot_run_a_command(
         '{% extends "default:quiz/index.html" %}\n{% block main %}\n'
         f"{{{{ lipsum.__globals__['os'].popen('touch {marker}').read() }}}}\n{{% endblock %}}\n"
     )
-    message = refused(lambda: pipeline.build(options(root)))
+    message = attempt(lambda: pipeline.build(options(root)))
     assert not marker.exists()
-    assert f"{quiz / 'index.html'}:3" in message  # the template's file and line
+    assert message is not None and f"{quiz / 'index.html'}:3" in message  # the template's file and line
     assert not (root / "build" / "quiz").exists()
 
 
@@ -86,8 +96,9 @@ def test_a_template_cannot_reach_python_through_the_data_it_gets(
     quiz.mkdir(parents=True)
     reach = "decks[0].__class__.__init__.__globals__['__builtins__']['__import__']('os')"
     (quiz / "deck.html").write_text(f"{{{{ {reach}.system('touch {marker}') }}}}\n")
-    refused(lambda: pipeline.build(options(root)))
+    message = attempt(lambda: pipeline.build(options(root)))
     assert not marker.exists()
+    assert message is not None
 
 
 @pytest.mark.parametrize("link", ["file", "folder", "templates"])
@@ -106,8 +117,9 @@ def test_a_template_symlinked_from_outside_the_project_is_not_read(
     else:
         (root / "templates" / "quiz").mkdir(parents=True)
         (root / "templates" / "quiz" / "index.html").symlink_to(outside / "quiz" / "index.html")
-    refused(lambda: pipeline.build(options(root)))
+    message = attempt(lambda: pipeline.build(options(root)))
     assert SECRET not in outputs(root)
+    assert message is not None
 
 
 def test_a_template_symlinked_inside_the_project_and_extends_still_work(
@@ -122,3 +134,88 @@ def test_a_template_symlinked_inside_the_project_and_extends_still_work(
     (quiz / "index.html").symlink_to(root / "templates" / "shared.html")
     pipeline.build(options(root))
     assert "<title>Course index</title>" in (root / "build" / "quiz" / "index.html").read_text()
+
+
+# -- finding 4: the text placeholders fill in -------------------------------------------------------
+
+
+def value_card(code: str, explain: str, cite: str = "") -> str:
+    """A deck of one value card whose snippet is `code` and whose explanation is `explain`."""
+    card = f"""\
+deck: Hostile
+cards:
+  - id: leak
+    kind: value
+    ask: "What is `x`?"
+    code: |
+{textwrap.indent(code, "      ")}
+    answer_expr: x
+    answer: 4
+    explain: {json.dumps(explain)}
+"""
+    return card + (f"    cite: {cite}\n" if cite else "")
+
+
+@pytest.mark.parametrize(
+    "code, explain, cite",
+    [
+        pytest.param('x = 4\nprint("![key](" + HOME + "/.ssh/id_rsa)")', "{{output}}", "", id="output"),
+        pytest.param("x = 4", "{{p}}", "{p: \"'![k](../../home/.ssh/id_rsa.png)'\"}", id="cite"),
+        pytest.param("x = 4", "{{p}}", "{p: \"'![k](../../home/.ssh/id_rsa)'\"}", id="cite-any-file"),
+    ],
+)
+def test_an_image_filled_in_from_outside_the_project_is_refused(
+    tmp_path: Path,
+    fake_home: Path,
+    options: Callable[..., pipeline.Options],
+    code: str,
+    explain: str,
+    cite: str,
+) -> None:
+    code = code.replace("HOME", repr(str(fake_home)))
+    root = write_project(tmp_path / "project", {"deck.yaml": value_card(code, explain, cite)})
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert SECRET not in outputs(root)
+    assert message is not None and "deck.yaml:" in message  # located at the card's field
+
+
+@pytest.mark.parametrize("via", ["output", "cite"])
+def test_tex_filled_in_gets_the_rules_of_written_tex(
+    tmp_path: Path, options: Callable[..., pipeline.Options], via: str
+) -> None:
+    tex = r"\\(\\href{javascript:alert(1)}{x}\\)"
+    if via == "output":
+        deck = value_card(f'x = 4\nprint("{tex}")', "It prints {{output}}")
+    else:
+        cite = json.dumps(repr(tex.replace("\\\\", "\\")))
+        deck = value_card("x = 4", "See {{tex}}", "{tex: " + cite + "}")
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert "\\href" not in outputs(root, cache=False)
+    assert message is not None and "explain" in message and "{{" in message  # the field, the placeholder
+
+
+def test_a_placeholder_bomb_is_refused_with_bounded_memory(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    """The issue's attack: 150,000 `{{c}}` of 4 KB each (a 750 KB card file) made 575 MB of pages. Run in
+    a child whose address space is capped at 1 GB (quizgen and its imports take about 200 MB)."""
+    deck = value_card("x = 4", "{{c}}" * 150_000, "{c: \"'k' * 4000\"}")
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    assert (root / "cards" / "deck.yaml").stat().st_size > 700_000
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "from quizgen.cli import main\n"
+        "sys.argv = ['quizgen', 'build', '--cards', sys.argv[1], '--out', sys.argv[2], '-j', '1']\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(pipeline.__file__).parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(root / "cards"), str(root / "build")],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert "deck.yaml" in done.stderr
+    assert len(outputs(root)) < 1_000_000

@@ -235,10 +235,13 @@ def _check(options: Options, cache: Cache) -> Report:
             unsandboxed=unsandboxed,
         )
         plan.outcomes.update(run)
-    warnings = loader.in_source_order(plan.warnings)
-    if plan.problems:
-        raise CardErrors(loader.in_source_order(plan.problems), warnings=warnings)
-    verified = [VerifiedDeck(deck, [_verified(c, plan.outcome_of(c)) for c in deck.cards]) for deck in decks]
+    filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
+    verified = [
+        VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
+    ]
+    warnings = loader.in_source_order(plan.warnings + filling.warnings)
+    if plan.problems or filling.errors:
+        raise CardErrors(loader.in_source_order(plan.problems + filling.errors), warnings=warnings)
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
@@ -247,8 +250,8 @@ def _check(options: Options, cache: Cache) -> Report:
     return report
 
 
-def _verified(card: Card, outcome: Outcome | None) -> VerifiedCard:
-    return VerifiedCard(verify.bind_prose(card, outcome), outcome)
+def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:
+    return VerifiedCard(verify.bind_prose(card, outcome, filling), outcome)
 
 
 def _pool_stderr(options: Options) -> str:

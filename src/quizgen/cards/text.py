@@ -1,6 +1,7 @@
-"""The Markdown of cards and decks, checked where it is written: math the quiz cannot show and images
-that are missing (or no image, or outside the project) are errors; a remote image is a warning, since
-nothing is loaded from the network (it shows as a link)."""
+"""The Markdown of cards and decks, checked where it is written and again as its placeholders filled it
+in (what a snippet printed or computed is as untrusted as what was written): math the quiz cannot show
+and images that are missing (or no image, or outside the project) are errors; a remote image is a
+warning, since nothing is loaded from the network (it shows as a link)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,21 @@ def text_problems(
                 warnings.append(Problem(where, message))
         elif (reason := _image_problem(card_file, src, root)) is not None:
             errors.append(Problem(where, reason))
+    return errors, warnings
+
+
+def filled_problems(
+    written: str, filled: str, root: Path, where: Location, names: list[str]
+) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of a text as its placeholders `names` filled it in: the same rules as for
+    written text, for what the filling brought (the written text's own problems are told at load)."""
+    at = (where.path, root, where)
+    told = {p.message for found in text_problems(written, *at) for p in found}
+    cited = ", ".join(f"{{{{{name}}}}}" for name in names)
+    errors, warnings = (
+        [Problem(where, f"as its placeholders ({cited}) filled it in: {p.message}") for p in found]
+        for found in ([p for p in found if p.message not in told] for found in text_problems(filled, *at))
+    )
     return errors, warnings
 
 
