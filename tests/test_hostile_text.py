@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
@@ -14,8 +15,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from quizgen import pipeline
+from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 
 from .conftest import write_project
@@ -198,24 +201,122 @@ def test_tex_filled_in_gets_the_rules_of_written_tex(
 def test_a_placeholder_bomb_is_refused_with_bounded_memory(
     tmp_path: Path, options: Callable[..., pipeline.Options]
 ) -> None:
-    """The issue's attack: 150,000 `{{c}}` of 4 KB each (a 750 KB card file) made 575 MB of pages. Run in
-    a child whose address space is capped at 1 GB (quizgen and its imports take about 200 MB)."""
+    """The issue's attack: 150,000 `{{c}}` of 4 KB each (a 750 KB card file) made 575 MB of pages and a
+    2 GB parent. Built here with this process's address space capped at 1 GiB over what it has (the
+    snippets run in the pool, started before)."""
     deck = value_card("x = 4", "{{c}}" * 150_000, "{c: \"'k' * 4000\"}")
     root = write_project(tmp_path / "project", {"deck.yaml": deck})
     assert (root / "cards" / "deck.yaml").stat().st_size > 700_000
-    script = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-        "from quizgen.cli import main\n"
-        "sys.argv = ['quizgen', 'build', '--cards', sys.argv[1], '--out', sys.argv[2], '-j', '1']\n"
-        "main()\n"
+    status = Path("/proc/self/status").read_text()
+    size = int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmSize:"))) * 1024
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), hard))
+    try:
+        message = attempt(lambda: pipeline.build(options(root)))
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert message is not None and "deck.yaml:" in message
+    assert len(outputs(root, cache=False)) < 1_000_000
+
+
+# -- finding 8: a catastrophic `match:`, escape codes, the settings' ceiling -------------------------
+
+RAISING = """\
+deck: Hostile
+cards:
+  - id: raises
+    kind: value
+    ask: "What does it raise?"
+    code: |
+      raise RuntimeError({message})
+    answer: {{raises: RuntimeError, match: {pattern}}}
+"""
+
+
+def run_quizgen(root: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> str:
+    """`quizgen build` on the project in a child of its own (killed whole if it overruns); its output."""
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(Path(pipeline.__file__).parent.parent)}
+    cmd = [sys.executable, "-m", "quizgen", "build", "-j", "1", *args]
+    with subprocess.Popen(
+        cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    ) as child:
+        try:
+            out, _ = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, 9)
+            child.communicate()
+            pytest.fail(f"quizgen build ran for more than {timeout} s")
+    return out.decode(errors="replace") + f"\nexit {child.returncode}"
+
+
+def test_a_catastrophic_pattern_does_not_hang_the_build(tmp_path: Path) -> None:
+    """`(a+)+$` against 40 a's and a '!' takes Python's backtracking `re` 2^40 steps; RE2 is linear."""
+    deck = RAISING.format(message='"a" * 40 + "!"', pattern='"(a+)+$"')
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    out = run_quizgen(root, timeout=240)
+    assert out.endswith("exit 1"), out  # finished, and the pattern does not match the message
+    assert "deck.yaml:8" in out and "Traceback" not in out
+
+
+def test_a_pattern_re2_cannot_run_is_refused_at_its_match(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    deck = RAISING.format(message='"aa"', pattern='"(a)\\\\1"')
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert message is not None and "deck.yaml:8:" in message and "answer.match" in message
+    assert "backreferences" in message
+
+
+def test_escape_codes_from_a_card_never_reach_the_terminal(tmp_path: Path) -> None:
+    """An exception's message that would set the clipboard (OSC 52) and rewrite the line before it."""
+    clipboard = "\\x1b]52;c;cm0gLXJmIH4K\\x07"
+    message = f'"{clipboard}\\r\\x1b[2Kall cards verified\\x9b"'
+    deck = RAISING.format(message=message, pattern='"nothing like this"')
+    deck += (
+        '  - id: text\n    kind: basic\n    front: "\\e]0;title\\a"\n    back: "![x](http://a/\\r\\e[2K)"\n'
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(pipeline.__file__).parent.parent)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(root / "cards"), str(root / "build")],
-        capture_output=True, text=True, timeout=600, env=env,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
-    assert "deck.yaml" in done.stderr
-    assert len(outputs(root)) < 1_000_000
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    result = CliRunner().invoke(
+        cli, ["build", "-j", "1", "--cards", str(root / "cards"), "--out", str(root / "build")]
+    )
+    shown = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    assert result.exit_code == 1, shown
+    assert "all cards verified" in shown  # the message is shown ...
+    assert not {"\x1b", "\x07", "\r", "\x9b"} & set(shown), repr(shown)  # ... but not obeyed
+
+
+SLOW = """\
+deck: Slow
+cards:
+  - id: slow
+    kind: basic
+    front: "Slow?"
+    back: "Yes."
+    code: |
+      import time
+      time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("where", ["quizgen.toml", "pyproject.toml"])
+def test_a_project_cannot_lift_the_timeout_past_the_users_ceiling(
+    tmp_path: Path, options: Callable[..., pipeline.Options], where: str
+) -> None:
+    root = write_project(tmp_path / "project", {"deck.yaml": SLOW})
+    table = "[defaults]" if where == "quizgen.toml" else "[tool.quizgen.defaults]"
+    (root / where).write_text(f"{table}\nrtol = 1e-3\ntimeout = 1e9\n")
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert not (root / "build" / "quiz").exists()
+    assert message is not None and f"{where}:3" in message
+    pipeline.build(options(root, max_timeout=1e9))  # the user may allow it ...
+    pipeline.build(options(root, timeout=1e9))  # ... or give the timeout itself
+
+
+def test_the_users_ceiling_comes_from_the_environment(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "project", {"deck.yaml": SLOW})
+    (root / "quizgen.toml").write_text("[defaults]\ntimeout = 20\n")
+    out = run_quizgen(root, env={"QUIZGEN_MAX_TIMEOUT": "5"})
+    assert out.endswith("exit 1") and "quizgen.toml:2" in out, out
+    assert not (root / "build" / "quiz").exists()
+    assert run_quizgen(root, "--max-timeout", "20").endswith("exit 0")

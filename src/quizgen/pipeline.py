@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from quizgen import kinds, settings, verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
-from quizgen.constants import DEFAULT_MEMORY
+from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Problem
 from quizgen.execution.cache import Cache, Memo, job_key
 from quizgen.execution.protocol import Job, Outcome, place
@@ -39,6 +39,7 @@ class Options:
     fail_fast: bool = False
     use_cache: bool = True
     timeout: float | None = None  # None: quizgen.toml's, else DEFAULT_TIMEOUT
+    max_timeout: float = MAX_TIMEOUT  # the most quizgen.toml may set: the user's ceiling (--timeout is not)
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
@@ -193,7 +194,8 @@ def _load(
 
 def _check(options: Options, cache: Cache) -> Report:
     start = time.perf_counter()
-    project = settings.load(options.cards_dir)
+    # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
+    project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
