@@ -14,7 +14,10 @@ from functools import lru_cache
 from typing import Any
 
 _ESCAPE = re.compile(r"\\(.)", re.S)  # a backslash and what it escapes, read left to right
-UNSUPPORTED = "lookarounds such as (?=...) and backreferences such as \\1 are not supported"
+UNSUPPORTED = (
+    "patterns run with RE2, in linear time: lookarounds such as (?=...) and backreferences such as \\1 "
+    "are not supported"
+)
 
 
 def _re2_syntax(pattern: str) -> str:
@@ -39,7 +42,7 @@ def problem(pattern: str) -> str | None:
         _compiled(pattern)
     except re2.error as exc:
         reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
-        return f"match is not a regular expression RE2 accepts ({reason}): {UNSUPPORTED}"
+        return f"match is not a valid regular expression ({reason}); {UNSUPPORTED}"
     return None
 
 
