@@ -320,3 +320,15 @@ def test_the_users_ceiling_comes_from_the_environment(tmp_path: Path) -> None:
     assert out.endswith("exit 1") and "quizgen.toml:2" in out, out
     assert not (root / "build" / "quiz").exists()
     assert run_quizgen(root, "--max-timeout", "20").endswith("exit 0")
+
+
+def test_card_text_made_to_make_our_own_patterns_backtrack_builds_quickly(tmp_path: Path) -> None:
+    """Our patterns over card text (code spans, fences, math): a run of 300,000 backticks, 100,000
+    unclosed `\\(` and 100,000 blank lines before a fence took hours to scan for math outside code."""
+    deck = BASIC.replace('"What is a leaf tensor?"', '"' + "`" * 300_000 + '"')
+    deck = deck.replace('"One made by the user, not by an operation."', '"' + "\\\\(" * 100_000 + '"')
+    deck += '  - id: fence\n    kind: basic\n    front: "' + "\\n" * 100_000 + '```"\n    back: b\n'
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    assert (root / "cards" / "deck.yaml").stat().st_size < 1 << 20
+    out = run_quizgen(root, timeout=240)
+    assert out.endswith("exit 0"), out[-2000:]
