@@ -61,14 +61,15 @@ def filled_problems(
 ) -> tuple[list[Problem], list[Problem]]:
     """(errors, warnings) of a text as its placeholders `names` filled it in: the same rules as for
     written text, for what the filling brought (the written text's own problems are told at load)."""
-    at = (where.path, root, where)
-    told = {p.message for found in text_problems(written, *at) for p in found}
+    told = {p.message for found in text_problems(written, where.path, root, where) for p in found}
     cited = ", ".join(f"{{{{{name}}}}}" for name in names)
-    errors, warnings = (
-        [Problem(where, f"as its placeholders ({cited}) filled it in: {p.message}") for p in found]
-        for found in ([p for p in found if p.message not in told] for found in text_problems(filled, *at))
-    )
-    return errors, warnings
+
+    def new(found: list[Problem]) -> list[Problem]:
+        said = f"as its placeholders ({cited}) filled it in: "
+        return [Problem(where, said + p.message) for p in found if p.message not in told]
+
+    errors, warnings = text_problems(filled, where.path, root, where)
+    return new(errors), new(warnings)
 
 
 def _description_at(deck: Deck) -> Location:
