@@ -5,10 +5,9 @@ static/judge.js is its learner-side twin (typed answers against the executed Ans
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
-from quizgen import display, spellings
+from quizgen import display, patterns, spellings
 from quizgen.cards.model import Tolerance
 from quizgen.execution.protocol import JSON, Answer
 
@@ -72,7 +71,7 @@ def matches(declared: JSON, computed: Answer, tol: Tolerance) -> bool:
             return (
                 type_ == "exception"
                 and value == declared["raises"]
-                and (not isinstance(pattern, str) or re.search(pattern, message) is not None)
+                and (not isinstance(pattern, str) or patterns.search(pattern, message))
             )
         if "shape" in declared:
             return type_ == "shape" and value == declared["shape"]

@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from quizgen import __version__
-from quizgen.constants import DEFAULT_TIMEOUT
+from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
 from quizgen.errors import count
+from quizgen.terminal import echo, guard
 
 _common = [
     click.option(
@@ -54,6 +55,16 @@ _common = [
         help=f"Seconds one snippet may run (an order search gets ten times this) [default: quizgen.toml's "
         f"timeout, else {DEFAULT_TIMEOUT:g}].",
     ),
+    click.option(
+        "--max-timeout",
+        type=click.FloatRange(min=0.1),
+        default=MAX_TIMEOUT,
+        envvar=MAX_TIMEOUT_ENV,
+        show_default=True,
+        show_envvar=True,
+        help="The most a project's quizgen.toml may set its timeout to (the project is not trusted to "
+        "lift it; --timeout is).",
+    ),
 ]
 
 
@@ -73,9 +84,10 @@ def _options(**kw: Any) -> Any:
         fail_fast=kw["fail_fast"],
         use_cache=not kw["no_cache"],
         timeout=kw["timeout"],
+        max_timeout=kw["max_timeout"],
         sandbox=kw["sandbox"],
         progress=progress_printer(),
-        waiting=lambda: click.echo("waiting for another build of this project to finish", err=True),
+        waiting=lambda: echo("waiting for another build of this project to finish", err=True),
     )
 
 
@@ -88,9 +100,9 @@ def _summary(report: Any) -> str:
 
 def _warn(report: Any) -> None:
     for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if report.sandbox_off:
-        click.echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
+        echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,7 +119,7 @@ def check(**kw: Any) -> None:
 
     report = pipeline.check(_options(**kw))
     _warn(report)
-    click.echo(_summary(report))
+    echo(_summary(report))
 
 
 @cli.command()
@@ -120,15 +132,15 @@ def build(watch: bool, **kw: Any) -> None:
     if watch:
         from quizgen.serve import watch_forever
 
-        watch_forever(_options(**kw), click.echo)
+        watch_forever(_options(**kw), echo)
         return
     report = pipeline.build(_options(**kw))
     _warn(report)
-    click.echo(_summary(report))
+    echo(_summary(report))
     for note in report.notes:
-        click.echo(note)
+        echo(note)
     for path in report.written:
-        click.echo(f"wrote {path}")
+        echo(f"wrote {path}")
 
 
 @cli.command()
@@ -144,7 +156,7 @@ def serve(port: int, **kw: Any) -> None:
     """Build, serve OUT/quiz on http://127.0.0.1:PORT/ and rebuild when cards or templates change."""
     from quizgen.serve import serve as serve_quiz
 
-    serve_quiz(_options(**kw), port=port, echo=click.echo)
+    serve_quiz(_options(**kw), port=port, echo=echo)
 
 
 @cli.command()
@@ -155,7 +167,7 @@ def init(folder: Path, title: str | None) -> None:
     from quizgen.scaffold import create
 
     for line in create(folder, title):
-        click.echo(line)
+        echo(line)
 
 
 @cli.command()
@@ -165,8 +177,9 @@ def schema() -> None:
 
     from quizgen.cards.schema import json_schema
 
-    click.echo(json.dumps(json_schema(), indent=2))
+    echo(json.dumps(json_schema(), indent=2))
 
 
 def main() -> None:
+    guard()
     cli(prog_name="quizgen")

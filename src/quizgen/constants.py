@@ -25,6 +25,25 @@ MAX_YAML_NODES = 50_000  # per file, an alias counting as every node it repeats 
 MAX_YAML_TEXT = 2 << 20  # characters of the values in a file, an alias counting as the text it repeats
 MAX_YAML_DEPTH = 64  # lists and mappings nested in one another
 
+# Text that placeholders fill in (`{{output}}`, `{{answer}}`, a cite) is checked like written text and is
+# bounded: a card file of 1 MiB full of `{{c}}` must not become hundreds of MB of pages. A card's field
+# shows on one flashcard: the longest shipped one is under 2 KB, so 64 KiB is far past any real card
+# and still keeps 10,000 cards' filled text (if every field were that long) within a few GB at worst.
+MAX_FILLED_TEXT = 64 * 1024  # characters of one field once its placeholders are filled
+# A build is refused once the text its placeholders add reaches this, whatever the number of cards: the
+# shipped deck adds about 10 KB; a deck of 10,000 cards each quoting a 1 KB output adds 10 MB.
+MAX_FILLED_TOTAL = 32 << 20  # characters
+# An answer learners must give, or an exception's message: a string or message longer than this is
+# not something a flashcard asks for (a tensor answer is bounded by MAX_ELEMENTS instead).
+MAX_ANSWER_TEXT = 16 * 1024  # characters
+MAX_TEMPLATE_BYTES = 1 << 20  # a project's template file (the largest packaged one is 3 KB)
+
+# What the user allows, whatever a project's quizgen.toml says: a project may lower a limit, never lift
+# it past this ceiling (raised by the user with --max-timeout or QUIZGEN_MAX_TIMEOUT). `--timeout` is the
+# user's own word and is not capped.
+MAX_TIMEOUT = 300.0  # seconds: ten times the default; an order search still gets ORDER_TIMEOUT_FACTOR x
+MAX_TIMEOUT_ENV = "QUIZGEN_MAX_TIMEOUT"
+
 RESULT_FORMAT = 7  # part of every cache key: raise it when a result gains or changes a field
 # Build-cache entries not used for this many days are deleted (once a day, at the end of a run): long
 # enough that a branch left for a few weeks still builds from the cache, short enough that a year of

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import IO, Any
 
 import click
 
@@ -53,6 +54,13 @@ class QuizgenError(click.ClickException):
     """Base of every error quizgen reports to a user; exit code 1."""
 
     exit_code = 1
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        """Print `Error: message`, its control characters made visible (it quotes the repository)."""
+        from quizgen.terminal import visible
+
+        message = visible(self.format_message())
+        click.echo(f"Error: {message}", file=file, err=True)
 
 
 class UsageError(QuizgenError):

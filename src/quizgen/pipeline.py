@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from quizgen import confine, kinds, settings, state, verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
-from quizgen.constants import DEFAULT_MEMORY
+from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Problem
 from quizgen.execution.cache import Cache, Memo, for_output, job_key
 from quizgen.execution.protocol import Job, Outcome, place
@@ -39,6 +39,7 @@ class Options:
     fail_fast: bool = False
     use_cache: bool = True
     timeout: float | None = None  # None: quizgen.toml's, else DEFAULT_TIMEOUT
+    max_timeout: float = MAX_TIMEOUT  # the most quizgen.toml may set: the user's ceiling (--timeout is not)
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
@@ -198,7 +199,8 @@ def _load(
 
 def _check(options: Options, cache: Cache) -> Report:
     start = time.perf_counter()
-    project = settings.load(options.cards_dir)
+    # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
+    project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
@@ -240,10 +242,13 @@ def _check(options: Options, cache: Cache) -> Report:
             unsandboxed=unsandboxed,
         )
         plan.outcomes.update(run)
-    warnings = loader.in_source_order(plan.warnings)
-    if plan.problems:
-        raise CardErrors(loader.in_source_order(plan.problems), warnings=warnings)
-    verified = [VerifiedDeck(deck, [_verified(c, plan.outcome_of(c)) for c in deck.cards]) for deck in decks]
+    filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
+    verified = [
+        VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
+    ]
+    warnings = loader.in_source_order(plan.warnings + filling.warnings)
+    if plan.problems or filling.errors:
+        raise CardErrors(loader.in_source_order(plan.problems + filling.errors), warnings=warnings)
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
@@ -252,8 +257,8 @@ def _check(options: Options, cache: Cache) -> Report:
     return report
 
 
-def _verified(card: Card, outcome: Outcome | None) -> VerifiedCard:
-    return VerifiedCard(verify.bind_prose(card, outcome), outcome)
+def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:
+    return VerifiedCard(verify.bind_prose(card, outcome, filling), outcome)
 
 
 def _pool_stderr(options: Options) -> str:

@@ -20,10 +20,27 @@ def names(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in PLACEHOLDER.finditer(text)))
 
 
-def fill(text: str, values: Mapping[str, str]) -> str:
+class TooLong(ValueError):
+    """A text grew past its limit while its placeholders were filled."""
+
+
+def fill(text: str, values: Mapping[str, str], limit: int | None = None) -> str:
     """The text with every placeholder replaced by its value (unknown names are left as written)
-    and every escaped `\\{{` shown as `{{`."""
-    filled = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    and every escaped `\\{{` shown as `{{`; TooLong as soon as it passes `limit` characters (the long
+    text is never made: a small file of many placeholders could fill gigabytes)."""
+    parts: list[str] = []
+    size = pos = 0
+    for m in PLACEHOLDER.finditer(text):
+        value = values.get(m.group(1), m.group(0))
+        parts += (text[pos : m.start()], value)
+        size += m.start() - pos + len(value)
+        pos = m.end()
+        if limit is not None and size > limit:
+            raise TooLong(f"more than {limit} characters")
+    parts.append(text[pos:])
+    filled = "".join(parts)
+    if limit is not None and len(filled) > limit:
+        raise TooLong(f"more than {limit} characters")
     return filled.replace(ESCAPED, "{{")
 
 

@@ -12,7 +12,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from quizgen import confine, pipeline
+from quizgen import confine, pipeline, terminal
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count
 from quizgen.execution.pool import Pool
@@ -128,7 +128,7 @@ def make_server(site: Path, host: str = "127.0.0.1", port: int = 8000) -> Thread
 def serve(
     options: pipeline.Options,
     port: int = 8000,
-    echo: Echo = print,
+    echo: Echo = terminal.echo,
     stop: threading.Event | None = None,
     host: str = "127.0.0.1",
 ) -> None:

@@ -1,7 +1,11 @@
 """Project settings: `quizgen.toml` beside the cards folder, or else the `[tool.quizgen]` tables of the
 `pyproject.toml` there (the same sections and keys, `[tool.quizgen.quiz]`, ...): the quiz's title,
 default timeout and tolerance. quizgen.toml wins when both exist. Every setting is optional; a file with
-a mistake is an error naming its line."""
+a mistake is an error naming its line.
+
+The file comes with the cards, so it is not trusted to lift a limit: its timeout may not pass the
+ceiling the user sets (`--max-timeout`, QUIZGEN_MAX_TIMEOUT, else MAX_TIMEOUT). Its other settings
+bound nothing the build spends (attempts are capped by MAX_ATTEMPTS, tolerances judge only answers)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from quizgen.cards.model import Tolerance
-from quizgen.constants import DEFAULT_TIMEOUT
+from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
 from quizgen.errors import CardErrors, Location, Problem
 
 FILE = "quizgen.toml"
@@ -92,8 +96,16 @@ def _line_of(text: str, section: str, key: str | None) -> int:
     return start + 1
 
 
-def load(cards_dir: Path) -> Settings:
-    """The project's settings (the defaults when it has no quizgen.toml nor [tool.quizgen])."""
+def _over_ceiling(value: float, ceiling: float) -> str:
+    return (
+        f"timeout {value:g} is over the {ceiling:g} seconds this machine allows a project; to allow it, "
+        f"run with --max-timeout {value:g} (or set {MAX_TIMEOUT_ENV}), or give --timeout yourself"
+    )
+
+
+def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
+    """The project's settings (the defaults when it has no quizgen.toml nor [tool.quizgen]); a timeout
+    over `max_timeout` (the user's ceiling) is an error at its line."""
     chosen = source(cards_dir)
     if chosen is None:
         return Settings()
@@ -131,6 +143,8 @@ def load(cards_dir: Path) -> Settings:
                 problems.append(Problem(where, f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"))
             elif isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
                 problems.append(Problem(where, f"must be {'> 0' if key == 'timeout' else '>= 0'}"))
+            elif key == "timeout" and value > max_timeout:  # type: ignore[operator]
+                problems.append(Problem(where, _over_ceiling(value, max_timeout)))  # type: ignore[arg-type]
             else:
                 values[key] = value
     if problems:

@@ -1,6 +1,7 @@
-"""The Markdown of cards and decks, checked where it is written: math the quiz cannot show and images
-that are missing (or no image, or outside the project) are errors; a remote image is a warning, since
-nothing is loaded from the network (it shows as a link)."""
+"""The Markdown of cards and decks, checked where it is written and again as its placeholders filled it
+in (what a snippet printed or computed is as untrusted as what was written): math the quiz cannot show
+and images that are missing (or no image, or outside the project) are errors; a remote image is a
+warning, since nothing is loaded from the network (it shows as a link)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,22 @@ def text_problems(
         elif (reason := _image_problem(card_file, src, root)) is not None:
             errors.append(Problem(where, reason))
     return errors, warnings
+
+
+def filled_problems(
+    written: str, filled: str, root: Path, where: Location, names: list[str]
+) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) of a text as its placeholders `names` filled it in: the same rules as for
+    written text, for what the filling brought (the written text's own problems are told at load)."""
+    told = {p.message for found in text_problems(written, where.path, root, where) for p in found}
+    cited = ", ".join(f"{{{{{name}}}}}" for name in names)
+
+    def new(found: list[Problem]) -> list[Problem]:
+        said = f"as its placeholders ({cited}) filled it in: "
+        return [Problem(where, said + p.message) for p in found if p.message not in told]
+
+    errors, warnings = text_problems(filled, where.path, root, where)
+    return new(errors), new(warnings)
 
 
 def _description_at(deck: Deck) -> Location:

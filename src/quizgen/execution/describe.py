@@ -7,7 +7,7 @@ import ast
 from types import CodeType
 
 from quizgen import display
-from quizgen.constants import MAX_ELEMENTS
+from quizgen.constants import MAX_ANSWER_TEXT, MAX_ELEMENTS
 from quizgen.execution.protocol import JSON, Answer, SnippetJob
 from quizgen.execution.snippets import SnippetFailed, compile_snippet, shift_lines
 
@@ -79,6 +79,10 @@ def describe(obj: object, dtype: str | None = None) -> Answer:
         shown = shown if obj.real == 0 else f"({shown})"  # as Python writes 4j and (2+4j)
         return _with_dtype({"type": "complex", "value": value, "display": shown}, dtype)
     if isinstance(obj, str):
+        if len(obj) > MAX_ANSWER_TEXT // 2:  # it shows as its repr too: both count
+            raise SnippetFailed(
+                f"the answer is a string of {len(obj)} characters; at most {MAX_ANSWER_TEXT // 2}"
+            )
         return {"type": "str", "value": obj, "display": repr(obj)}
     if isinstance(obj, torch.Size):
         return {"type": "shape", "value": list(obj), "display": repr(obj)}

@@ -113,7 +113,7 @@ def _raised(exc: BaseException, job: Job) -> Raised:
         if at is not None:
             offset = (f.lineno or 0) - spans[at][1]
             frames.append({"snippet": at, "offset": offset, "name": f.name, "text": (f.line or "").strip()})
-    only = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    only = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()[:OUTPUT_LIMIT]
     return {"frames": frames, "exception": only}
 
 

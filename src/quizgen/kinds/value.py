@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
-from quizgen import answers, prose
+import yaml
+
+from quizgen import answers, patterns, prose
 from quizgen.cards.model import Card, Deck, Declared, Snippet, Tolerance, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.cards.schema import Field
@@ -47,11 +49,19 @@ def _raises_problem(value: dict[str, JSON]) -> str | None:
         return None
     if not isinstance(pattern, str):
         return "match is a regular expression searched in the exception's message"
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return f"match is not a valid regular expression: {exc}"
-    return None
+    return None  # whether RE2 takes it is told at the `match:` itself (_pattern_problem)
+
+
+def _pattern_problem(reader: Reader, value: JSON) -> None:
+    """A `match:` pattern RE2 cannot run, as an error at the pattern (patterns.py)."""
+    pattern = value.get("match") if isinstance(value, dict) else None
+    problem = patterns.problem(pattern) if isinstance(pattern, str) else None
+    if problem is None:
+        return
+    node = reader.value_node("answer")
+    pairs = node.value if isinstance(node, yaml.MappingNode) else []
+    at = next((v for k, v in pairs if isinstance(k, yaml.ScalarNode) and k.value == "match"), node)
+    reader.error(reader.loc(at, "answer.match"), problem)
 
 
 def _answer_problem(value: JSON, raises: bool) -> str | None:
@@ -116,6 +126,8 @@ class ValueKind(CardKind):
             problem = _answer_problem(card.declared.value, card.answer_expr is None)
             if problem:
                 reader.error(card.declared.location, problem)
+            else:
+                _pattern_problem(reader, card.declared.value)
         card.tolerance = reader.tolerance()
         card.variants = variants.read(reader, card.code)
         card.answers = reader.answers

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -19,8 +20,10 @@ if TYPE_CHECKING:  # imported where used: an unchanged check renders nothing and
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
 _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-_FENCE = re.compile(r"^(\s*)(```|~~~).*?^\1\2", re.S | re.M)
+_MATH_OPEN = re.compile(r"\\[(\[]")
+_MATH_CLOSE = {"\\(": "\\)", "\\[": "\\]"}
+_TICKS = re.compile(r"`+")
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
 
 
 def highlight(code: str, language: str = "python") -> str:
@@ -156,21 +159,77 @@ def render_math(fragment: str) -> str:
 
 
 def _protect_math(text: str, keep: Callable[[re.Match[str]], str]) -> str:
-    """Replace math outside code with placeholders, leaving code spans and fences alone."""
+    """Replace math outside code with placeholders, leaving code spans and fences alone.
+
+    In time about linear in the text, whatever it holds (card text is untrusted): regular expressions
+    that search on from every opener for its closer take hours on a card file of unclosed ones."""
     out = []
     pos = 0
-    code = sorted(
-        [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-        + [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
-    )
-    for m in _MATH.finditer(text):
-        if any(a <= m.start() < b for a, b in code):
+    code = _merged(_fences(text) + _code_spans(text))
+    starts = [a for a, _ in code]
+    for m in _math(text):
+        at = bisect_right(starts, m.start()) - 1
+        if at >= 0 and m.start() < code[at][1]:
             continue
         out.append(text[pos : m.start()])
         out.append(keep(m))
         pos = m.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+def _math(text: str) -> Iterator[re.Match[str]]:
+    """What `_MATH.finditer(text)` finds, each opener looking for its closer once: an opener with no
+    closer after it means no later opener of its kind has one either."""
+    pos, unclosed = 0, set()
+    while (opener := _MATH_OPEN.search(text, pos)) is not None:
+        start, kind = opener.start(), opener.group(0)
+        if kind not in unclosed and text.find(_MATH_CLOSE[kind], start + 3) >= 0:
+            found = _MATH.match(text, start)  # the nearest closer: the `find` above was as far
+            assert found is not None
+            yield found
+            pos = found.end()
+        else:
+            unclosed.add(kind)
+            pos = start + 1
+
+
+def _pairs(heads: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(start, end) of each opener and the next head of the same text after it, left to right."""
+    later: dict[str, list[int]] = {}
+    for i, (_, _, key) in enumerate(heads):
+        later.setdefault(key, []).append(i)
+    spans, i = [], 0
+    while i < len(heads):
+        same = later[heads[i][2]]
+        k = bisect_right(same, i)
+        if k < len(same):
+            spans.append((heads[i][0], heads[same[k]][1]))
+            i = same[k] + 1
+        else:
+            i += 1
+    return spans
+
+
+def _fences(text: str) -> list[tuple[int, int]]:
+    """Fenced code blocks: a line opening with ``` or ~~~ up to the next line that opens alike."""
+    return _pairs([(m.start(), m.end(), m.group(0)) for m in _FENCE_LINE.finditer(text)])
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Code spans: a run of backticks up to the next run of as many."""
+    return _pairs([(m.start(), m.end(), m.group(0)) for m in _TICKS.finditer(text)])
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges as disjoint ones, in order."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 @cache

@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
 from quizgen import __version__, kinds
 from quizgen.cards.model import VerifiedDeck
-from quizgen.errors import QuizgenError
 from quizgen.render.base import Project, Rendered
 from quizgen.render.markup import breakable, pygments_css, render_math, rewrite_images
 from quizgen.render.present import CardView, deck_description, deck_views
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
-from quizgen.render.templating import PACKAGED, environment
+from quizgen.render.templating import PACKAGED, TemplateProblem, environment
 
 STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names
@@ -49,10 +49,6 @@ def assets() -> dict[str, Path | None]:
             found[path.relative_to(quiz).as_posix()] = path
     found["highlight.css"] = None
     return found
-
-
-class TemplateProblem(QuizgenError):
-    """A quiz template (usually a project's override) could not be rendered."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +202,9 @@ def _render(env: jinja2.Environment, name: str, context: PageContext, target: Pa
         text = _finish_page(env.get_template(name).render(variables), context.root, media)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"{exc.filename or exc.name}:{exc.lineno}: {exc.message}") from None
+    except SecurityError as exc:  # a project template reaching for Python's internals, or changing data
+        refused = "templates render in a sandbox that refuses this"
+        raise TemplateProblem(f"{_template_line(exc)}{exc.message or exc} ({refused})") from None
     except jinja2.TemplateError as exc:
         raise TemplateProblem(f"{_template_line(exc)}{exc.message or exc}") from None
     target.parent.mkdir(parents=True, exist_ok=True)
