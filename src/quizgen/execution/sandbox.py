@@ -311,18 +311,20 @@ def _become_init() -> None:
     ends the namespace and with it every process in there; stdin and stdout are the child's alone.
     """
     alive_read, alive_write = os.pipe()
+    # Opened before the fork: the child's pivot_root changes this process's root as well (they share
+    # the mount namespace), so from here on it must not need a path.
+    devnull = os.open(os.devnull, os.O_RDWR)
     pid = os.fork()
     if pid:
-        os.close(alive_read)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        os.dup2(devnull, 1)
+        code = 1
         try:
+            os.dup2(devnull, 0)
+            os.dup2(devnull, 1)
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
-        except ChildProcessError:
-            code = 1
-        os._exit(code if code >= 0 else 128 - code)
+        finally:  # never back into the caller: the child is the one that goes on
+            os._exit(code if code >= 0 else 128 - code)
+    os.close(devnull)
     os.close(alive_write)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, "prctl(PR_SET_PDEATHSIG)")
     if select.select([alive_read], [], [], 0)[0]:  # the caller is gone already: its pipe end closed
