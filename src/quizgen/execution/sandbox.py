@@ -258,7 +258,12 @@ def start(mode: str, keep: Iterable[str] = ()) -> Status:
         if mode == "require":
             raise SandboxError(f"the sandbox is required but unavailable: {reason}")
         return Status(False, reason)
-    _enter(plan)
+    try:
+        _enter(plan)
+    except SandboxError:
+        raise
+    except Exception as exc:  # half set up: this process must not go on, in the sandbox or out of it
+        raise SandboxError(f"the sandbox could not be entered: {exc}") from exc
     return Status(True)
 
 
