@@ -342,3 +342,36 @@ def test_the_pool_process_is_not_the_project(tmp_path: Path) -> None:
             argv = f.read().split(b"\0")
         cwd = os.readlink(f"/proc/{pool.proc.pid}/cwd")
     assert cwd == "/" and b"-P" in argv and b"-s" in argv
+
+
+def test_a_snippet_cannot_take_over_the_pool_or_reach_quizgen(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tracing the zygote would let a snippet change other cards' answers; a pidfd of quizgen's own
+    process (pidfd_getfd) would hand it quizgen's open files, outside the sandbox."""
+    code = """
+        import ctypes, errno
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        if libc.ptrace(16, os.getppid(), None, None) == 0:  # PTRACE_ATTACH to the process that forked us
+            print("att" + "ached")
+            os.waitpid(os.getppid(), 0x40000000)  # __WALL: until it has stopped, so it can be let go
+            libc.ptrace(17, os.getppid(), None, None)  # PTRACE_DETACH
+        stolen = []
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            try:
+                if "pidfd" not in os.readlink(f"/proc/self/fd/{fd}"):
+                    continue
+            except OSError:
+                continue
+            for target in range(64):
+                got = libc.syscall(438, fd, target, 0)  # pidfd_getfd
+                if got >= 0:
+                    stolen.append(os.readlink(f"/proc/self/fd/{got}"))
+        print("stolen", stolen)
+    """
+    root = write_project(tmp_path / "project", deck(basic("takeover", code)))
+    result = build(root, monkeypatch)
+    assert result.exit_code == 0, result.output
+    built = outputs(root)
+    assert "stolen []" in built and "attached" not in built

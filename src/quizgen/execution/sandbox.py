@@ -73,6 +73,7 @@ MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _SYS_PIVOT_ROOT = 155  # x86_64
@@ -236,13 +237,14 @@ def _plan(paths: Iterable[str]) -> _Plan:
     return _Plan(binds, links)
 
 
-def start(mode: str, keep: Iterable[str] = ()) -> Status:
+def start(mode: str, keep: Iterable[str] = (), parent: int | None = None) -> Status:
     """Enter the sandbox as `mode` asks (auto, require, off); the caller must be single-threaded.
 
     `keep` lists the paths the sandbox shows, read-only. A forked probe tries first, so a platform
     without namespaces is found out before anything changes here; `require` turns that into a
     SandboxError. On success this process is PID 1 of the new PID namespace: the process that called
-    it waits for it there and exits with its status.
+    it waits for it outside and exits with its status, or kills it when `parent` (a pidfd) ends;
+    inside, `parent` is closed, since a pidfd of a host process would let a snippet reach it.
     """
     if mode == "off":
         return Status(False, "turned off (--sandbox=off)")
@@ -259,7 +261,7 @@ def start(mode: str, keep: Iterable[str] = ()) -> Status:
             raise SandboxError(f"the sandbox is required but unavailable: {reason}")
         return Status(False, reason)
     try:
-        _enter(plan)
+        _enter(plan, parent)
     except SandboxError:
         raise
     except Exception as exc:  # half set up: this process must not go on, in the sandbox or out of it
@@ -274,7 +276,7 @@ def _probe(plan: _Plan) -> str:
     if pid == 0:
         os.close(read)
         try:
-            _enter(plan)
+            _enter(plan, None)
             code = 0
         except BaseException as exc:  # anything here means: no sandbox
             os.write(write, str(exc).encode()[:2000])
@@ -289,7 +291,7 @@ def _probe(plan: _Plan) -> str:
     return ""
 
 
-def _enter(plan: _Plan) -> None:
+def _enter(plan: _Plan, parent: int | None) -> None:
     uid, gid = os.getuid(), os.getgid()
     try:
         _check(_libc().unshare(_NAMESPACES), "unshare")
@@ -298,22 +300,26 @@ def _enter(plan: _Plan) -> None:
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    _become_init()
+    _become_init(parent)
     _build_root(plan, uid, gid)
     _loopback_up()
     _check(_libc().sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
     resource.setrlimit(resource.RLIMIT_NPROC, (PID_LIMIT, PID_LIMIT))
     _drop_privileges()
+    # Not traceable: a snippet could otherwise take over the zygote or another worker (ptrace,
+    # pidfd_getfd) and change what other cards' jobs answer. Workers inherit this.
+    _prctl(_PR_SET_DUMPABLE, 0, "prctl(PR_SET_DUMPABLE)")
     os.environ["HOME"] = HOME
     os.environ["TMPDIR"] = "/tmp"
     tempfile.tempdir = None  # found again from TMPDIR
 
 
-def _become_init() -> None:
+def _become_init(parent: int | None) -> None:
     """Fork into the new PID namespace: the child goes on as its PID 1, the caller waits and exits.
 
     The child dies with the caller (PR_SET_PDEATHSIG), so killing the pool process the parent knows
-    ends the namespace and with it every process in there; stdin and stdout are the child's alone.
+    ends the namespace and with it every process in there; so does the end of `parent`, which the
+    caller watches. stdin and stdout are the child's alone.
     """
     alive_read, alive_write = os.pipe()
     # Opened before the fork: the child's pivot_root changes this process's root as well (they share
@@ -325,12 +331,17 @@ def _become_init() -> None:
         try:
             os.dup2(devnull, 0)
             os.dup2(devnull, 1)
+            child = os.pidfd_open(pid)
+            if parent is not None and parent in select.select([child, parent], [], [])[0]:
+                os.kill(pid, signal.SIGKILL)  # quizgen is gone: so is every process in the sandbox
             _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
         finally:  # never back into the caller: the child is the one that goes on
             os._exit(code if code >= 0 else 128 - code)
     os.close(devnull)
     os.close(alive_write)
+    if parent is not None:
+        os.close(parent)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, "prctl(PR_SET_PDEATHSIG)")
     if select.select([alive_read], [], [], 0)[0]:  # the caller is gone already: its pipe end closed
         os._exit(1)

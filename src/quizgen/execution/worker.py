@@ -8,9 +8,10 @@ a fresh temporary folder with torch's global settings and seeds reset, under a m
 per worker rather than per job matters: forking a process holding torch costs ~20 ms.
 The zygote never runs card code and stays single-threaded, because forking a process that has
 started torch's thread pools hangs the child. It ends when its stdin closes or quizgen's process
-is gone (it watches a pidfd of it, so a build killed with SIGKILL leaves no pool behind), and then
-kills every process left; in the sandbox it is PID 1 of its PID namespace, whose end the kernel
-makes the end of every process in it.
+is gone (a build killed with SIGKILL leaves no pool behind), and then kills every process left. In
+the sandbox it is PID 1 of its PID namespace, whose end the kernel makes the end of every process
+in it, and the process waiting for it outside watches quizgen (a pidfd of it inside would let a
+snippet reach quizgen); without the sandbox the zygote watches quizgen itself.
 """
 
 from __future__ import annotations
@@ -404,13 +405,15 @@ def main() -> None:
     parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     try:  # before torch is imported: entering namespaces needs a single-threaded process
-        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()])
+        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()], parent)
     except sandbox.SandboxError as exc:
         sys.stdout.write(json.dumps({"ready": False, "error": str(exc)}) + "\n")
         sys.stdout.flush()
         os._exit(1)
     torch_version = _warm_up(optimizers=not args.cold)
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
+    if status.on:
+        parent = None  # closed: the process waiting outside the sandbox watches quizgen instead
     watch = Watch()
     zygote = _Zygote(
         max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None, parent
