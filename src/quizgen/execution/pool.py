@@ -48,7 +48,7 @@ def environment() -> dict[str, str]:
         "PYTHONHASHSEED": "0",  # set and dict orders the same in every run
         # quizgen's own folder first, then the user's PYTHONPATH (the user's setting, as any Python
         # honours it); only absolute entries, since an empty or relative one names a working folder.
-        "PYTHONPATH": os.pathsep.join([_src(), *_absolute(os.environ.get("PYTHONPATH", ""))]),
+        "PYTHONPATH": os.pathsep.join(dict.fromkeys([_src(), *_absolute(os.environ.get("PYTHONPATH", ""))])),
     }
     # $HOME and $TMPDIR matter only where the sandbox is off (or unavailable): it replaces both with
     # empty folders of its own. LD_LIBRARY_PATH may be what lets torch's libraries load at all (the
