@@ -88,12 +88,20 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
     assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+def _alive(pool: Pool, pid: int) -> bool:
+    """Whether process `pid`, as numbered in the pool's PID namespace (the sandbox has its own), runs."""
+    namespace = os.readlink(f"/proc/{pool.proc.pid}/ns/pid_for_children")
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
+                continue
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if fields["NSpid"].split()[-1] == str(pid) and fields["State"].split()[0] != "Z":
+            return True
+    return False
 
 
 @pytest.mark.parametrize(
@@ -105,7 +113,7 @@ def _alive(pid: int) -> bool:
     ],
 )
 def test_no_process_a_snippet_starts_outlives_its_job(
-    project: Callable[..., Path], options: Callable[..., pipeline.Options], code: str
+    project: Callable[..., Path], options: Callable[..., pipeline.Options], pool: Pool, code: str
 ) -> None:
     body = "\n".join("      " + line for line in code.splitlines())
     root = project(
@@ -118,9 +126,9 @@ def test_no_process_a_snippet_starts_outlives_its_job(
     output = report.decks[0].cards[0].output
     pid = int(output.split()[-1])
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while _alive(pool, pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid), f"process {pid} started by the snippet is still running"
+    assert not _alive(pool, pid), f"process {pid} started by the snippet is still running"
 
 
 def test_a_forked_child_holding_the_result_pipe_is_a_timeout_within_its_limit(

@@ -181,5 +181,10 @@ def schema() -> None:
 
 
 def main() -> None:
+    import signal
+
     guard()
+    # SIGTERM (a cancelled CI job, `kill`) ends a run as Ctrl-C does: the pool is closed on the way
+    # out, and with it every process a snippet started.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     cli(prog_name="quizgen")

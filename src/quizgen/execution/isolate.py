@@ -5,6 +5,11 @@ worker stays as it was warmed up. The child leads its own process group and the 
 subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when the
 job ends. The worker enforces the job's timeout itself and reads the result from a pipe that only
 the child may answer on: a grandchild holding that pipe cannot stall the build.
+
+Workers run jobs in place where the contamination watch allows (worker.py), and then the same
+reaping (`reap_all`) ends a job's processes. Whatever escapes both (a process started while its
+worker was being killed) is ended when the pool ends: in the sandbox the zygote is PID 1 of the
+pool's PID namespace, and the kernel kills every process in a namespace whose PID 1 has exited.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """The parent side of execution: runs jobs in the worker pool and yields their results.
 
 This module never imports torch; `quizgen.execution.worker` runs in its own process and does.
+That process is started so that nothing of the project runs in it before its sandbox is entered:
+in `/` (never the project), with an isolated import path (`-P -s`: no working folder or script folder,
+no user site-packages; quizgen's own folder first), and an environment built from nothing
+(`environment`), so no variable of the user's (tokens, keys) reaches a snippet.
 """
 
 from __future__ import annotations
@@ -31,6 +35,41 @@ class SandboxUnavailable(QuizgenError):
     """--sandbox=require on a machine where snippets cannot be sandboxed."""
 
 
+def environment() -> dict[str, str]:
+    """The pool's environment: what it needs and nothing of the user's (snippets inherit it)."""
+    env = {
+        "PATH": "/usr/bin:/bin",  # programs a snippet may run (`sh`, `sleep`): the system's only
+        "LANG": "C.UTF-8",  # one locale everywhere: outputs do not depend on the user's
+        "LC_ALL": "C.UTF-8",
+        # Thread pools are sized when torch loads; one thread keeps answers bit-reproducible
+        # and keeps the zygote safe to fork.
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",  # set and dict orders the same in every run
+        # quizgen's own folder first, then the user's PYTHONPATH (the user's setting, as any Python
+        # honours it); only absolute entries, since an empty or relative one names a working folder.
+        "PYTHONPATH": os.pathsep.join(dict.fromkeys([_src(), *_absolute(os.environ.get("PYTHONPATH", ""))])),
+    }
+    # $HOME and $TMPDIR matter only where the sandbox is off (or unavailable): it replaces both with
+    # empty folders of its own. LD_LIBRARY_PATH may be what lets torch's libraries load at all (the
+    # sandbox shows its folders read-only). Nothing else: no tokens, no PYTHON* settings that change
+    # how snippets run, no coverage variables (a data file in the project could not be written inside).
+    for name in ("HOME", "TMPDIR"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    if libraries := _absolute(os.environ.get("LD_LIBRARY_PATH", "")):
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(libraries)
+    return env
+
+
+def _src() -> str:
+    return str(Path(quizgen.__file__).resolve().parent.parent)
+
+
+def _absolute(paths: str) -> list[str]:
+    return [p for p in paths.split(os.pathsep) if os.path.isabs(p)]
+
+
 class Pool:
     """A `python -m quizgen.execution.worker` process that imports torch once and forks warm workers from it.
 
@@ -51,20 +90,21 @@ class Pool:
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
-        env = dict(os.environ)
-        # Thread pools are sized when torch loads; one thread keeps answers bit-reproducible
-        # and keeps the zygote safe to fork.
-        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
-        src = str(Path(quizgen.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "quizgen.execution.worker", "--jobs", str(jobs), "--memory", str(memory)]
+        # -P: not the working folder first on the import path; -s: no user site-packages.
+        cmd = [sys.executable, "-P", "-s", "-m", "quizgen.execution.worker"]
+        cmd += ["--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")
         cmd += ["--sandbox", sandbox]
         for path in keep:
             cmd += ["--keep", str(Path(path).resolve())]
         self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=environment(),
+            cwd="/",  # the project's files must not be found by a relative import or path
         )
 
     def stderr_tail(self, lines: int = 15) -> str:

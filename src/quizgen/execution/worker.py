@@ -7,7 +7,11 @@ results as JSON lines to stdout. Workers run jobs one after another, each in a f
 a fresh temporary folder with torch's global settings and seeds reset, under a memory cap. Forking
 per worker rather than per job matters: forking a process holding torch costs ~20 ms.
 The zygote never runs card code and stays single-threaded, because forking a process that has
-started torch's thread pools hangs the child.
+started torch's thread pools hangs the child. It ends when its stdin closes or quizgen's process
+is gone (a build killed with SIGKILL leaves no pool behind), and then kills every process left. In
+the sandbox it is PID 1 of its PID namespace, whose end the kernel makes the end of every process
+in it, and the process waiting for it outside watches quizgen (a pidfd of it inside would let a
+snippet reach quizgen); without the sandbox the zygote watches quizgen itself.
 """
 
 from __future__ import annotations
@@ -212,9 +216,16 @@ def _worker_death(status: int, worker: _Worker) -> Result:
 
 class _Zygote:
     def __init__(
-        self, jobs: int, timeout: float, memory: int, torch_version: str, watch: Watch | None
+        self,
+        jobs: int,
+        timeout: float,
+        memory: int,
+        torch_version: str,
+        watch: Watch | None,
+        parent: int | None = None,
     ) -> None:
         self.watch = watch  # taken here, once: every worker is forked from this state
+        self.parent = parent  # a pidfd of quizgen's process: readable once it has ended
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
         self.sel = selectors.DefaultSelector()
@@ -322,6 +333,8 @@ class _Zygote:
         stdin_fd = sys.stdin.fileno()
         os.set_blocking(stdin_fd, False)
         self.sel.register(stdin_fd, selectors.EVENT_READ, None)
+        if self.parent is not None:
+            self.sel.register(self.parent, selectors.EVENT_READ, _PARENT)
         inbuf = bytearray()
         while True:
             busy = [w for w in self.workers.values() if w.job_id is not None]
@@ -332,6 +345,8 @@ class _Zygote:
             now = time.monotonic()
             wait = min((w.deadline for w in busy), default=now + 1.0) - now
             for key, _ in self.sel.select(timeout=max(0.0, min(wait, 1.0))):
+                if key.data is _PARENT:
+                    return  # quizgen is gone (killed, say): nothing will read a result
                 if key.data is not None:
                     if key.data.from_fd in self.workers:
                         self.readable(key.data)
@@ -358,6 +373,22 @@ class _Zygote:
             os.kill(w.pid, signal.SIGKILL)
             os.waitpid(w.pid, 0)
             shutil.rmtree(w.workdir, ignore_errors=True)
+        isolate.reap_all(None)  # what a killed worker's jobs left came to this subreaper: end it
+
+
+_PARENT = object()  # the selector's mark for quizgen's pidfd
+
+
+def _watch_parent() -> int | None:
+    """A pidfd of the process that started the pool (None where Linux has none); exit if it is gone."""
+    parent = os.getppid()
+    try:
+        fd = os.pidfd_open(parent)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux, or before 5.3
+        return None
+    if os.getppid() != parent:  # it ended before the pidfd was open: the pidfd may name another
+        os._exit(1)
+    return fd
 
 
 def main() -> None:
@@ -371,18 +402,21 @@ def main() -> None:
     parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto")
     parser.add_argument("--keep", action="append", default=[], help="a path the sandbox must show")
     args = parser.parse_args()
+    parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     try:  # before torch is imported: entering namespaces needs a single-threaded process
-        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()])
+        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()], parent)
     except sandbox.SandboxError as exc:
         sys.stdout.write(json.dumps({"ready": False, "error": str(exc)}) + "\n")
         sys.stdout.flush()
         os._exit(1)
     torch_version = _warm_up(optimizers=not args.cold)
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
+    if status.on:
+        parent = None  # closed: the process waiting outside the sandbox watches quizgen instead
     watch = Watch()
     zygote = _Zygote(
-        max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None
+        max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None, parent
     )
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
     ready["sandbox"] = "" if status.on else status.reason
