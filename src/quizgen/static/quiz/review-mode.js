@@ -158,8 +158,10 @@
     var card = deck.session.card;
     if (!card || !deck.session.answered || deck.ui.rating.hidden) return;
     var t = Date.now();
-    var after = rated(deck.scheduler, deck.store.load().cards[card.id] || null, rating, t);
-    deck.store.putCard(card.id, after);
+    var before = deck.store.load().cards[card.id] || null;
+    var after = rated(deck.scheduler, before, rating, t);
+    deck.store.putReview(card.id, after, [t, card.id, rating, before ? before.state : 0]);
+    if (root.QuizgenStats) root.QuizgenStats.changed(); // the statistics redraw
     var message = ratedMessage(rating, after, t);
     deck.ui.scheduled.textContent = message;
     deck.ui.scheduled.hidden = false;
