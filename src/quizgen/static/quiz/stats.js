@@ -153,7 +153,7 @@
       }
     });
     var details = html("details", null, figure, "chart-table");
-    html("summary", "The numbers", details);
+    html("summary", "The numbers", details).tabIndex = 0; // a tab stop, like the setup's
     var table = html("table", null, details);
     var head = html("tr", null, html("thead", null, table));
     html("th", spec.columns[0], head).scope = "col";
