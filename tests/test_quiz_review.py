@@ -283,3 +283,30 @@ def test_a_card_rated_good_is_not_shown_as_due_before_its_step(tab: Tab, built: 
     page.clock.set_fixed_time(T0 + timedelta(minutes=10))
     page.reload()
     assert page.inner_text("#status") == "Review: 1 due, 0 new. This card is due."
+
+
+def test_caught_up_the_page_shows_the_next_card_when_it_falls_due(
+    browser: Any, built: pipeline.Report
+) -> None:
+    t = open_tab(browser, "")
+    page = t.page
+    try:
+        page.clock.install(time=T0)
+        page.goto(site_url(built, SAMPLE_PAGE))
+        cards = {cid: review_entry(T0 + timedelta(days=30)) for cid in SAMPLE_IDS}
+        cards["value-shape"] = review_entry(T0 + timedelta(hours=2))
+        page.evaluate(
+            "cards => localStorage.setItem('quizgen.progress', JSON.stringify("
+            "{format: 'quizgen-progress', version: 1, cards: cards, quizzes: {}}))",
+            cards,
+        )
+        page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+        page.reload()
+        assert page.is_visible("#caught-up")
+        assert page.inner_text("#next-due").startswith("The next card is due in 2 hours")
+        page.clock.run_for("02:00:01")
+        page.wait_for_selector("#card-value-shape", state="visible")
+        assert page.inner_text("#status") == "Review: 1 due, 0 new. This card is due."
+        assert t.errors == []
+    finally:
+        close_tab(t)

@@ -145,7 +145,7 @@
     D.inline(because, S.sentence(reason));
     because.hidden = !reason;
     $(".result", el).hidden = false;
-    D.announce(S.announcement(ok, reason, left || answer));
+    D.announce(S.announcement(ok, reason ? D.plain(reason) : "", left || answer)); // no backticks read out
   }
 
   /* ---- events: answers go to the card's kind, keys to the kind and then the mode ---- */

@@ -20,6 +20,12 @@
     });
   }
 
+  /* `message` as words, its code spans without their backticks (what a screen reader should say). */
+  function plain(message) {
+    var J = root.QuizgenJudge || require("../judge.js");
+    return J.codeSpans(message).map(function (piece) { return piece.text; }).join("");
+  }
+
   var announceTimer = null;
 
   /* Say `message` through the page's live region (#announcer). */
@@ -51,7 +57,8 @@
   function flushNotices(store) { store.messages.splice(0).forEach(notice); }
 
   var api = {
-    $: $, $$: $$, plural: plural, text: text, inline: inline, disable: disable, announce: announce, notice: notice,
+    $: $, $$: $$, plural: plural, text: text, inline: inline, plain: plain, disable: disable, announce: announce,
+    notice: notice,
     flushNotices: flushNotices
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;

@@ -136,12 +136,12 @@
     deck.ui.status.textContent = "Review: nothing is due.";
     deck.ui.caughtUp.hidden = false;
     if (focus) deck.ui.caughtUp.focus();
-    // A learning step due later today: look again once it is within reach, so the page never sits idle.
+    // A card due later today (a learning step): look again when it is due, so the page does not sit idle.
     var soonest = nextDue(ids(deck), progress);
     if (soonest !== null && soonest - t < F.DAY) {
       deck.reviewTimer = setTimeout(function () {
         if (deck.session.mode === "review" && !deck.session.card) next(deck, false);
-      }, Math.max(1000, soonest - LEARN_AHEAD - t));
+      }, Math.max(1000, soonest - t));
     }
   }
 
