@@ -167,7 +167,8 @@ def tab_stops(page: Any) -> list[str]:
 def focusable(page: Any) -> int:
     count: int = page.evaluate(
         """() => [...document.querySelectorAll('a[href], button, input, [tabindex="0"]')]
-              .filter(el => !el.disabled && el.getClientRects().length && !el.closest('[hidden]')).length"""
+              .filter(el => !el.disabled && el.getClientRects().length && !el.closest('[hidden]')
+                      && !el.closest('details:not([open]) > :not(summary)')).length"""
     )
     return count
 

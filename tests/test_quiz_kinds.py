@@ -162,7 +162,8 @@ def test_every_kind_answered_wrong(tab: Tab) -> None:
     result = result_of(page, ORDER)
     assert result["outcome"] == "Not right"
     # What the build saw the distractor do, and two more tries before the answer.
-    assert f"With `{DISTRACTOR}` instead of `{LOSS}`: `{BACKWARD}` raises NameError" in result["text"]
+    # The build's Markdown code spans are code, not backticks (issue 22).
+    assert f"With {DISTRACTOR} instead of {LOSS}: {BACKWARD} raises NameError" in result["text"]
     assert "The answer, as code" not in result["text"]
     assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
     for left in ["1 attempt left", "no attempts left"]:
@@ -196,7 +197,7 @@ def test_a_wrong_order_says_why_and_may_be_tried_again(tab: Tab) -> None:
     add_lines(page, [ZERO, LOSS, STEP, BACKWARD])
     result = check_order(page)
     assert result["outcome"] == "Not right"
-    assert f"With `{STEP}` before `{BACKWARD}`, the check fails: `assert torch.allclose(" in result["text"]
+    assert f"With {STEP} before {BACKWARD}, the check fails: assert torch.allclose(" in result["text"]
     assert "model.weight = tensor(" in result["text"]
     assert "The answer, as code" not in result["text"]  # the answer waits for the last attempt
     assert page.inner_text(f"#card-{ORDER} .attempts") == "2 attempts left"
@@ -247,8 +248,11 @@ def test_an_order_missing_a_line_says_so(tab: Tab) -> None:
 
 
 def tab_to_first_line(page: Any) -> None:
-    # The card's heading has focus after "Next card"; the puzzle's first Tab stops are its setup and a line.
+    # The card's heading has focus after "Next card"; the puzzle's first Tab stops are the card's link, its
+    # setup and a line.
     assert page.evaluate("document.activeElement.id") == f"title-{ORDER}"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "card-link"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
     page.keyboard.press("Tab")

@@ -107,12 +107,12 @@ def test_review_schedules_with_fsrs_shows_due_dates_and_survives_reloads(
     page.keyboard.press("Enter")
     assert_same(stored(page)["cards"]["value-grad-none"], reference([(1, T0)]))
     assert "next due in 1 minute" in page.inner_text("#scheduled")
-    # A learning step due within 20 minutes comes back in this session, before new cards.
-    assert page.is_visible("#card-value-grad-none")
-    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")
+    # A learning step a minute away is not called due: the new cards come first.
+    assert not page.is_visible("#card-value-grad-none")
+    assert page.inner_text("#status") == "Review: 0 due, 5 new. This card is new."
 
     page.reload()
-    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")
+    assert page.inner_text("#status").startswith("Review: 0 due, 5 new.")
     assert sorted(stored(page)["cards"]) == ["value-grad-none", "value-two-steps"]
 
     later = T0 + timedelta(days=9)
@@ -129,7 +129,7 @@ def test_review_schedules_with_fsrs_shows_due_dates_and_survives_reloads(
     assert_same(cards["value-grad-none"], reference([(1, T0), (3, later)]))
     assert_same(cards["value-two-steps"], reference([(4, T0), (3, later)]))
     assert cards["value-two-steps"]["reps"] == 2
-    assert page.inner_text("#status").startswith("Review: 1 due, 5 new.")  # grad-none's next step
+    assert page.inner_text("#status").startswith("Review: 0 due, 5 new.")  # grad-none's next step waits
 
     page.goto(site_url(built))
     assert page.inner_text("[data-due-for='sample-gradients']") == "0 due, 5 new"
@@ -237,8 +237,8 @@ def test_unreadable_cards_are_reset_and_the_rest_kept(tab: Tab, built: pipeline.
         "quizzes": {},
     }
     page.evaluate("([key, value]) => localStorage.setItem(key, value)", [KEY, json.dumps(value)])
-    page.goto(site_url(built, SAMPLE_PAGE) + "#review")  # only the hash changes: no new document yet
-    page.reload()
+    # Only the hash changes: no new document, but the page switches to Review mode and reads the store.
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
     assert "Saved progress for 1 card could not be read and was reset." in page.inner_text("#notices")
     assert stored(page)["cards"] == {"value-shape": {**good, "reps": 0, "lapses": 0}}
     assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
@@ -256,3 +256,57 @@ def test_without_storage_the_quiz_still_works_and_says_so(tab: Tab, built: pipel
     page.keyboard.press("4")
     assert "next due in" in page.inner_text("#scheduled")  # scheduled in memory for this visit
     assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
+
+
+def test_a_card_rated_good_is_not_shown_as_due_before_its_step(tab: Tab, built: pipeline.Report) -> None:
+    """Issue 22 item 9: "next due in 10 minutes" was followed at once by the same card "This card is due"."""
+    page = tab.page
+    others = {cid: review_entry(T0 + timedelta(days=30)) for cid in SAMPLE_IDS if cid != "value-two-steps"}
+    page.goto(site_url(built, SAMPLE_PAGE))
+    page.evaluate(
+        "cards => localStorage.setItem('quizgen.progress', JSON.stringify("
+        "{format: 'quizgen-progress', version: 1, cards: cards, quizzes: {}}))",
+        others,
+    )
+    page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+    page.reload()
+    assert page.inner_text("#status") == "Review: 0 due, 1 new. This card is new."
+    answer(page, "value-two-steps", "8")
+    page.keyboard.press("3")
+    assert "next due in 10 minutes" in page.inner_text("#scheduled")
+    # Nothing else is left, so the step is shown early, and the status says so rather than "due".
+    status = page.inner_text("#status")
+    assert "This card is due." not in status
+    assert status == (
+        "Review: 0 due, 0 new. This card is due in 10 minutes; it is shown early because nothing else is due."
+    )
+    page.clock.set_fixed_time(T0 + timedelta(minutes=10))
+    page.reload()
+    assert page.inner_text("#status") == "Review: 1 due, 0 new. This card is due."
+
+
+def test_caught_up_the_page_shows_the_next_card_when_it_falls_due(
+    browser: Any, built: pipeline.Report
+) -> None:
+    t = open_tab(browser, "")
+    page = t.page
+    try:
+        page.clock.install(time=T0)
+        page.goto(site_url(built, SAMPLE_PAGE))
+        cards = {cid: review_entry(T0 + timedelta(days=30)) for cid in SAMPLE_IDS}
+        cards["value-shape"] = review_entry(T0 + timedelta(hours=2))
+        page.evaluate(
+            "cards => localStorage.setItem('quizgen.progress', JSON.stringify("
+            "{format: 'quizgen-progress', version: 1, cards: cards, quizzes: {}}))",
+            cards,
+        )
+        page.goto(site_url(built, SAMPLE_PAGE) + "#review")
+        page.reload()
+        assert page.is_visible("#caught-up")
+        assert page.inner_text("#next-due").startswith("The next card is due in 2 hours")
+        page.clock.run_for("02:00:01")
+        page.wait_for_selector("#card-value-shape", state="visible")
+        assert page.inner_text("#status") == "Review: 1 due, 0 new. This card is due."
+        assert t.errors == []
+    finally:
+        close_tab(t)

@@ -122,6 +122,14 @@ def test_serve_on_a_busy_port_says_so(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def settled(page: Any, condition: str) -> bool:
+    """`condition` holds in the page (False while it reloads). Not wait_for_function: the CSP forbids eval."""
+    try:
+        return bool(page.evaluate(condition))
+    except Exception:  # the page is navigating
+        return False
+
+
 def _reader(stream: Any, into: queue.Queue[str]) -> None:
     for line in stream:
         into.put(line.rstrip("\n"))
@@ -166,17 +174,23 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
         page.fill("#answer-value-two-steps", "8")
         page.press("#answer-value-two-steps", "Enter")
         page.keyboard.press("1")
-        assert page.inner_text("#status").startswith("Review: 1 due, 6 new.")
+        assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
 
+        page.evaluate("window.__before = true")
         cards = root / "cards" / "sample.yaml"
         cards.write_text(cards.read_text().replace("What is `w.grad` after", "What does `w.grad` hold after"))
         wait_for(lambda: seen("built ") == 2, "the rebuild")
         assert seen("change detected") == 1
-        page.reload()
-        assert "What does w.grad hold after the second?" in page.inner_text("#card-value-two-steps .prompt")
+        wait_for(
+            lambda: settled(page, "window.__before === undefined && document.readyState === 'complete'"),
+            "the page's own reload",
+        )
         # The rebuilt page still has the learner's progress (it is keyed by card id, not by build).
-        assert page.inner_text("#status").startswith("Review: 1 due, 6 new.")
-        assert page.is_visible("#card-value-two-steps")
+        assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
+        kept = "JSON.parse(localStorage.getItem('quizgen.progress')).cards['value-two-steps'].reps"
+        assert page.evaluate(kept) == 1
+        page.goto(base + SAMPLE_PAGE + "#card-value-two-steps")  # the card's link opens it
+        assert "What does w.grad hold after the second?" in page.inner_text("#card-value-two-steps .prompt")
         assert tab.outside((base,)) == []
         assert [u for u in tab.requests if u.startswith(base)]
     finally:
@@ -191,3 +205,86 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
     seen("")
     assert proc.returncode == 0, lines
     assert lines[-1] == "stopped", lines
+
+
+def test_serve_shows_a_failed_build_in_the_page_and_reloads_on_a_good_one(
+    browser: Any, built: pipeline.Report, tmp_path: Path, pool: Pool
+) -> None:
+    """Issue 22 item 11: the page said nothing when the last build failed and never reloaded."""
+    root = copy_project(built, tmp_path / "project")
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool)
+    lines: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=serve.serve, args=(options, 0, lines.append, stop))
+    thread.start()
+    tab = None
+    try:
+        wait_for(lambda: any(line.startswith("built ") for line in lines), "the first build")
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/)", "\n".join(lines))
+        assert url, lines
+        base = url.group(1)
+        tab = open_tab(browser, base + SAMPLE_PAGE)
+        page = tab.page
+        wait_for(lambda: settled(page, "window.QuizgenServe !== undefined"), "the live script")
+        assert page.locator("#quizgen-serve-failed").count() == 0
+        page.evaluate("window.__before = true")  # gone after a reload
+
+        cards = root / "cards" / "sample.yaml"
+        good = cards.read_text()
+        bad_id = "<img src=x onerror=window.__pwned=1>"
+        cards.write_text(good.replace("id: value-two-steps", f'id: "{bad_id}"'))
+        box = page.locator("#quizgen-serve-failed")
+        box.wait_for(timeout=30000)
+        # The error as text: its file, line and message, the card text in it escaped, nothing run.
+        text = box.locator("pre").inner_text()
+        assert "sample.yaml:" in text and bad_id in text and "an id is a slug" in text
+        assert box.locator("img").count() == 0
+        assert page.evaluate("window.__pwned") is None
+        assert page.evaluate("window.__before") is True  # the last good page stays under it
+        assert page.is_visible("#card-value-two-steps")
+
+        cards.write_text(good.replace("Gradients add up", "Gradients pile up"))
+        reloaded = "!window.__before && window.QuizgenServe && document.readyState === 'complete'"
+        wait_for(lambda: settled(page, reloaded), "a reload", timeout=30)
+        assert page.locator("#quizgen-serve-failed").count() == 0
+        page.fill("#answer-value-two-steps", "8")
+        page.press("#answer-value-two-steps", "Enter")
+        assert "Gradients pile up" in page.inner_text("#card-value-two-steps .explain")
+        assert tab.outside((base,)) == []
+        assert tab.errors == []
+    finally:
+        if tab is not None:
+            close_tab(tab)
+        stop.set()
+        thread.join(20)
+    assert not thread.is_alive()
+    # Only what serve sends carries the live script: the built quiz stays static.
+    assert "__quizgen" not in (root / "build" / "quiz" / SAMPLE_PAGE).read_text()
+
+
+def test_serve_answers_only_on_localhost_and_sends_status(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<html><body><p>hi</p></body></html>")
+    live = serve.Live()
+    server = serve.make_server(tmp_path, port=0, live=live)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        port = server.server_port
+        import urllib.request
+
+        def get(path: str) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}") as response:
+                return str(response.read().decode())
+
+        assert get("/").endswith('<script src="/__quizgen/live.js"></script></body></html>')
+        assert "QuizgenServe" in get("/__quizgen/live.js")
+        live.failed("cards/a.yaml:1:1: </script><script>alert(1)</script>")
+        status = get("/__quizgen/status.js")
+        assert "</script>" not in status and "\\u003c/script>" in status
+        assert '"ok": false' in status and '"good": 0' in status
+        live.built()
+        assert '"ok": true, "error": "", "good": 2' in get("/__quizgen/status.js")
+    finally:
+        server.shutdown()
+        server.server_close()

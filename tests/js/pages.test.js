@@ -44,7 +44,7 @@ test("a deck page loads every script, in an order where each finds what it needs
   assert.equal(names[names.length - 1], "quiz.js", "quiz.js starts the page, so it comes last");
   const window = load(names);
   for (const name of ["QuizgenJudge", "QuizgenDom", "QuizgenFSRS", "QuizgenProgress", "QuizgenState",
-    "QuizgenQuizMode", "QuizgenReviewMode", "QuizgenOrder", "QuizgenDeck"]) {
+    "QuizgenQuizMode", "QuizgenReviewMode", "QuizgenOrder", "QuizgenDeck", "QuizgenStats"]) {
     assert.equal(typeof window[name], "object", name);
   }
   assert.deepEqual(Object.keys(window.QuizgenKinds).sort(), KINDS.map((k) => k.replace(/\.js$/, "")));
@@ -52,7 +52,7 @@ test("a deck page loads every script, in an order where each finds what it needs
 
 test("the index loads what it needs and no card's scripts", () => {
   const names = pageScripts("index");
-  assert.deepEqual(names, ["judge.js", "dom.js", "fsrs.js", "progress.js", "review-mode.js", "quiz.js"]);
+  assert.deepEqual(names, ["judge.js", "dom.js", "fsrs.js", "progress.js", "review-mode.js", "stats.js", "quiz.js"]);
   load(names);
 });
 

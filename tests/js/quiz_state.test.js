@@ -82,3 +82,15 @@ test("a run goes through the cards in the deck's order, or in a shuffle of them 
   assert.deepEqual(shuffled, [2, 1, 0, 3]);
   assert.equal(quiz.results.length, 4);
 });
+
+for (const [hash, id] of [["#card-swap-order", "swap-order"], ["#swap-order", "swap-order"], ["#review", null],
+  ["#quiz", null], ["", null], ["#card-Bad_Id", null], ["#card-a--b", null], ["#card-review", "review"]]) {
+  test(`the address ${JSON.stringify(hash)} links to card ${id}`, () => assert.equal(S.linkedCard(hash), id));
+}
+
+test("a quiz opened at a card starts there: in order from it, or shuffled with it first", () => {
+  assert.deepEqual(Q.startAt(Q.start(5, false), 3), { index: 3, results: [], order: null });
+  const shuffled = Q.startAt(Q.start(5, true, () => 0.3), 3);
+  assert.equal(Q.position(shuffled), 3);
+  assert.deepEqual([...shuffled.order].sort(), [0, 1, 2, 3, 4]);
+});

@@ -47,11 +47,29 @@ const PROGRESS = {
 };
 const IDS = ["fresh", "later", "step", "late", "far-step", "soon", "new"];
 
-test("the review queue: due cards soonest first (learning steps a little early), then new ones", () => {
+test("the review queue: due cards soonest first, then new ones, then learning steps a little early", () => {
   const q = R.queue(IDS, PROGRESS, T);
-  assert.deepEqual(q, { due: ["late", "soon", "step"], fresh: ["fresh", "new"] });
-  assert.equal(R.status(q), "Review: 3 due, 2 new. This card is due.");
-  assert.equal(R.status({ due: [], fresh: ["new"] }), "Review: 0 due, 1 new. This card is new.");
+  assert.deepEqual(q, { due: ["late", "soon"], fresh: ["fresh", "new"], ahead: ["step"] });
+  assert.equal(R.first(q), "late");
+  assert.equal(R.status(q, T - DAY, T), "Review: 2 due, 2 new. This card is due.");
+  assert.equal(R.status({ due: [], fresh: ["new"], ahead: ["step"] }, T, T), "Review: 0 due, 1 new. This card is new.");
+  assert.equal(R.first({ due: [], fresh: ["new"], ahead: ["step"] }), "new");
+});
+
+test("a card rated Good when new is not called due: it waits for its step, shown early only when nothing else is left", () => {
+  const scheduler = new F.Scheduler();
+  const after = R.rated(scheduler, null, F.GOOD, T);
+  assert.match(R.ratedMessage(F.GOOD, after, T), /next due in 10 minutes/);
+  const progress = { cards: { a: after }, quizzes: {} };
+  const withNew = R.queue(["a", "b"], progress, T);
+  assert.equal(R.first(withNew), "b"); // the new card comes first, not the one just rated
+  const alone = R.queue(["a"], progress, T);
+  assert.equal(R.first(alone), "a");
+  const line = R.status(alone, after.due, T);
+  assert.equal(line, "Review: 0 due, 0 new. This card is due in 10 minutes; it is shown early because nothing else is due.");
+  assert.doesNotMatch(line, /This card is due\./);
+  assert.equal(R.first(R.queue(["a"], progress, T + 10 * MIN)), "a");
+  assert.equal(R.status(R.queue(["a"], progress, T + 10 * MIN), after.due, T + 10 * MIN), "Review: 1 due, 0 new. This card is due.");
 });
 
 test("the next card due once nothing is", () => {

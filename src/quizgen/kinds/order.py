@@ -7,6 +7,7 @@ answer and the candidates are the programs the blocks make, joined with their in
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
@@ -318,19 +319,27 @@ def feedback_message(card: OrderCard, entry: Feedback) -> str:
     order = entry["order"]
     if "distractor" in entry:
         spot = order.index(len(card.lines) + entry["distractor"])
-        what = f"With `{_one_line(blocks[order[spot]])}` instead of `{_one_line(card.lines[spot])}`"
+        what = f"With {_code(blocks[order[spot]])} instead of {_code(card.lines[spot])}"
     else:
         k = next(i for i, b in enumerate(order) if b != i)
-        what = f"With `{_one_line(card.lines[order[k]])}` before `{_one_line(card.lines[k])}`"
+        what = f"With {_code(card.lines[order[k]])} before {_code(card.lines[k])}"
     exception = entry["exception"]
     if exception.startswith(("SyntaxError", "IndentationError", "TabError")):
         return f"{what}, the program does not compile: {exception}"
     if entry["block"] >= 0:
-        return f"{what}: `{_one_line(blocks[entry['block']])}` raises {exception}"
+        return f"{what}: {_code(blocks[entry['block']])} raises {exception}"
     values = ", ".join(f"{name} = {value}" for name, value in entry["values"].items())
     said = exception.removeprefix("AssertionError").removeprefix(": ")
     failed = said or f"`{entry['text']}`"
     return f"{what}, the check fails: {failed}" + (f" ({values})" if values else "")
+
+
+def _code(snippet: Snippet) -> str:
+    """A snippet's first line as a Markdown code span, fenced with more backticks than it holds."""
+    text = _one_line(snippet)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _one_line(snippet: Snippet) -> str:

@@ -47,7 +47,7 @@ class CardView:
     back_html: str = ""
     code: str = ""
     code_html: str = ""
-    setup_html: str = ""  # the card's own setup, highlighted (what runs before an order puzzle's lines)
+    setup_html: str = ""  # what ran before the card's code (the deck's setup, then its own), highlighted
     output: str = ""
     executed: bool = False  # something of the card ran at build time (its output and proof are real)
     torch_version: str = ""  # only when what ran used torch ("verified with torch X")
@@ -124,12 +124,21 @@ def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> Car
     )
     kinds.get(card.kind).view(vc, view)
     view.code_html = highlight(view.code) if view.code else ""
-    setup = "\n".join(s.code.strip() for s in kinds.get(card.kind).setup_shown(card) if s.code.strip())
-    view.setup_html = highlight(setup) if setup else ""
+    view.setup_html = highlight(setup) if (setup := shown_setup(vc, deck)) else ""
     for f in fields(view):
         if f.name.endswith("_html"):
             setattr(view, f.name, with_media(getattr(view, f.name), card.location.path, view.media))
     return view
+
+
+def shown_setup(vc: VerifiedCard, deck: Deck) -> str:
+    """What ran before the card's own code, as learners see it: the deck's setup, then the card's."""
+    from quizgen import kinds
+
+    if vc.outcome is None:
+        return ""  # nothing of the card ran
+    snippets = [deck.setup, *kinds.get(vc.card.kind).setup_shown(vc.card)]
+    return "\n".join(s.code.strip() for s in snippets if s is not None and s.code.strip())
 
 
 def deck_views(deck: VerifiedDeck) -> list[CardView]:

@@ -32,7 +32,6 @@ MEDIA = "media"  # the cards' images, under their content-hashed names
 # Code scrolls sideways, so keyboard users must be able to focus it; an order puzzle's lines are tiles
 # that wrap instead (the line itself takes focus), and code in a <details> waits until it is opened.
 _CODE_BLOCK = re.compile(r'(?<!<div class="line-code">)<pre class="highlight">')
-_DETAILS = re.compile(r"(<details\b.*?</details>)", re.S)
 KIND_SCRIPTS = "kinds"  # static/quiz/kinds/<kind>.js: a kind's own quiz script, if it has one
 
 
@@ -176,9 +175,7 @@ def _finish(text: str, root: str, media: set[str]) -> str:
     """A rendered page with its math as MathML, its images' sources relative to the page and its code
     blocks focusable."""
     text = rewrite_images(text, lambda src: f"{root}{MEDIA}/{src}" if src in media else None)
-    parts = _DETAILS.split(text)
-    focusable = '<pre class="highlight" tabindex="0">'
-    text = "".join(p if p.startswith("<details") else _CODE_BLOCK.sub(focusable, p) for p in parts)
+    text = _CODE_BLOCK.sub('<pre class="highlight" tabindex="0">', text)  # setups' code in <details> too
     return render_math(text)
 
 

@@ -502,7 +502,33 @@
     return "";
   }
 
+  /* A message's Markdown code spans (a run of n backticks up to the next run of exactly n, one space
+   * trimmed from each side when both have one) as [{code, text}]: each client writes the pieces as text
+   * and <code> elements with textContent, so feedback and variant labels read as Markdown, no HTML parsed. */
+  function codeSpans(message) {
+    var text = String(message), out = [], plain = "", i = 0, runs = /`+/g, m;
+    function flush() { if (plain) out.push({ code: false, text: plain }); plain = ""; }
+    while (i < text.length) {
+      runs.lastIndex = i;
+      m = runs.exec(text);
+      if (!m) break;
+      plain += text.slice(i, m.index);
+      var fence = m[0].length, close = -1, n;
+      while ((n = runs.exec(text))) if (n[0].length === fence) { close = n.index; break; }
+      if (close < 0) { plain += m[0]; i = m.index + fence; continue; }
+      var body = text.slice(m.index + fence, close).replace(/\n/g, " ");
+      if (/^ [\s\S]*\S[\s\S]* $/.test(body)) body = body.slice(1, -1);
+      flush();
+      out.push({ code: true, text: body });
+      i = close + fence;
+    }
+    plain += text.slice(i);
+    flush();
+    return out;
+  }
+
   var api = {
+    codeSpans: codeSpans,
     judgeValue: judgeValue, judgeOrder: judgeOrder, judgeOrderItems: judgeOrderItems, parseOrder: parseOrder,
     parseIndented: parseIndented, accepts: accepts, verdict: verdict, feedbackFor: feedbackFor, kept: kept,
     nearest: nearest, misplacedByGraph: misplacedByGraph, misplacedReason: misplacedReason, lineCount: lineCount,

@@ -14,7 +14,6 @@ from pathlib import Path
 from quizgen import kinds
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
-from quizgen.render.markup import highlight
 from quizgen.render.present import card_view
 
 
@@ -73,7 +72,7 @@ def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
         "Explain": anki_safe(code_is_not_math(view.explain_html)),
         "Output": _text(view.output.rstrip("\n")),
         "Torch": _torch(view.torch_version),
-        "Setup": _setup(vc, deck),
+        "Setup": anki_safe(view.setup_html),  # the deck's setup, then the card's: what ran first
         "Source": _source(card.location.path, cards_dir),
         **{name: anki_safe(code_is_not_math(html)) for name, html in kind.note_fields(vc, view).items()},
     }
@@ -84,15 +83,6 @@ def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
     if unknown:
         raise ValueError(f"fields {sorted(unknown)} are not in the {card.kind} note type")
     return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags, view.media)
-
-
-def _setup(vc: VerifiedCard, deck: Deck) -> str:
-    """What ran before the card's own code: the deck setup (and the card's own), if anything ran."""
-    if vc.outcome is None:
-        return ""
-    snippets = [deck.setup, *kinds.get(vc.card.kind).setup_shown(vc.card)]
-    code = "\n".join(s.code.strip() for s in snippets if s is not None and s.code.strip())
-    return anki_safe(highlight(code)) if code else ""
 
 
 def _source(path: str, cards_dir: Path) -> str:

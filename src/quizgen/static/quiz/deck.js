@@ -137,14 +137,15 @@
 
   /* The result, announced with the answer (or, while the learner may try again, with `left`). */
   function showResult(card, ok, reason, left) {
-    var el = card.el, because = $(".reason", el);
+    var el = card.el, because = $(".reason", el), answer = D.text($(".answer", el) || $(".back", el));
+    if (!left && S.sentence(reason) === answer) reason = ""; // "the answer is True": the answer says it below
     el.classList.remove("right", "wrong");
     if (ok !== null) el.classList.add(ok ? "right" : "wrong");
     $(".outcome", el).textContent = S.outcome(ok);
-    because.textContent = S.sentence(reason);
+    D.inline(because, S.sentence(reason));
     because.hidden = !reason;
     $(".result", el).hidden = false;
-    D.announce(S.announcement(ok, reason, left || D.text($(".answer", el) || $(".back", el))));
+    D.announce(S.announcement(ok, reason ? D.plain(reason) : "", left || answer)); // no backticks read out
   }
 
   /* ---- events: answers go to the card's kind, keys to the kind and then the mode ---- */
@@ -176,14 +177,28 @@
     if ((kind.key && kind.key(card, e, deck)) || (mode.key && mode.key(deck, e))) e.preventDefault();
   }
 
-  function setMode(deck, mode, focus) {
+  /* Switch to `mode`; `id` (quiz mode) names a card to open at, from a link to it (#card-ID). */
+  function setMode(deck, mode, focus, id) {
     deck.session = S.setMode(deck.session, mode);
     $$(".modes [data-mode]").forEach(function (b) {
       b.setAttribute("aria-pressed", String(b.getAttribute("data-mode") === mode));
     });
-    if (window.history && window.history.replaceState) window.history.replaceState(null, "", "#" + mode);
+    var hash = id ? "#card-" + id : "#" + mode;
+    if (window.history && window.history.replaceState) window.history.replaceState(null, "", hash);
     deck.ui.scheduled.hidden = true;
-    MODES[mode].start(deck, focus);
+    MODES[mode].start(deck, focus, id);
+  }
+
+  /* The deck's card a #fragment links to, else null. */
+  function linked(deck, hash) {
+    var id = S.linkedCard(hash);
+    return id && Object.prototype.hasOwnProperty.call(deck.byId, id) ? id : null;
+  }
+
+  /* A #fragment from the address: a card's link opens it in quiz mode; #review and #quiz pick the mode. */
+  function route(deck, hash, focus) {
+    var id = linked(deck, hash);
+    setMode(deck, id ? "quiz" : S.initialMode(hash), focus, id);
   }
 
   /* Start a deck page; returns what the progress panel calls with an import's outcome, for its message. */
@@ -197,7 +212,8 @@
     $$("[data-mode]").forEach(function (b) {
       b.addEventListener("click", function () { setMode(deck, b.getAttribute("data-mode"), true); });
     });
-    setMode(deck, S.initialMode(window.location.hash), false);
+    route(deck, window.location.hash, false);
+    window.addEventListener("hashchange", function () { route(deck, window.location.hash, true); });
     return function (outcome) {
       var mode = MODES[deck.session.mode];
       if (mode.imported) mode.imported(deck, outcome);

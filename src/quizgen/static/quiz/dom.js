@@ -9,6 +9,23 @@
   function text(el) { return el ? el.textContent.replace(/\s+/g, " ").trim() : ""; }
   function disable(selector, within) { $$(selector, within).forEach(function (b) { b.disabled = true; }); }
 
+  /* Write `message` into `el` as text, its Markdown `code` spans as <code> elements (never as HTML). */
+  function inline(el, message) {
+    var J = root.QuizgenJudge || require("../judge.js");
+    el.textContent = "";
+    J.codeSpans(message).forEach(function (piece) {
+      var node = piece.code ? document.createElement("code") : document.createTextNode(piece.text);
+      if (piece.code) node.textContent = piece.text;
+      el.appendChild(node);
+    });
+  }
+
+  /* `message` as words, its code spans without their backticks (what a screen reader should say). */
+  function plain(message) {
+    var J = root.QuizgenJudge || require("../judge.js");
+    return J.codeSpans(message).map(function (piece) { return piece.text; }).join("");
+  }
+
   var announceTimer = null;
 
   /* Say `message` through the page's live region (#announcer). */
@@ -40,7 +57,8 @@
   function flushNotices(store) { store.messages.splice(0).forEach(notice); }
 
   var api = {
-    $: $, $$: $$, plural: plural, text: text, disable: disable, announce: announce, notice: notice,
+    $: $, $$: $$, plural: plural, text: text, inline: inline, plain: plain, disable: disable, announce: announce,
+    notice: notice,
     flushNotices: flushNotices
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;

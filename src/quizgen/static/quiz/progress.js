@@ -11,7 +11,27 @@
   var VERSION = 1;
   var ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-  function empty() { return { format: FORMAT, version: VERSION, cards: {}, quizzes: {} }; }
+  var MAX_LOG = 100000; // reviews kept for the statistics, the newest (about 3 MB at most)
+
+  /* `log` holds one [time, card id, rating, state before (0 new, else fsrs.js's)] per review rated. */
+  function empty() { return { format: FORMAT, version: VERSION, cards: {}, quizzes: {}, log: [] }; }
+
+  function readReview(r) {
+    if (!Array.isArray(r) || r.length !== 4 || !isNumber(r[0]) || typeof r[1] !== "string" || !ID.test(r[1])) return null;
+    if ([1, 2, 3, 4].indexOf(r[2]) < 0 || [0, 1, 2, 3].indexOf(r[3]) < 0) return null;
+    return [r[0], r[1], r[2], r[3]];
+  }
+
+  /* Two logs as one, oldest first, each review once (by time and card), at most MAX_LOG of the newest. */
+  function mergeLogs(a, b) {
+    var seen = {}, out = [];
+    a.concat(b).forEach(function (r) {
+      var key = r[0] + " " + r[1];
+      if (!seen[key]) { seen[key] = true; out.push(r); }
+    });
+    out.sort(function (x, y) { return x[0] - y[0]; });
+    return out.length > MAX_LOG ? out.slice(out.length - MAX_LOG) : out;
+  }
 
   function isNumber(x) { return typeof x === "number" && isFinite(x); }
   function isCount(x) { return isNumber(x) && x >= 0 && Math.floor(x) === x; }
@@ -63,6 +83,9 @@
       var quiz = ID.test(id) ? readQuiz(quizzes[id]) : null;
       if (quiz) out.quizzes[id] = quiz;
     }
+    // The review log came later than version 1: a file without one is as valid, and a bad entry is left out.
+    var log = Array.isArray(data.log) ? data.log : [];
+    out.log = mergeLogs([], log.map(readReview).filter(function (r) { return r !== null; }));
     return { progress: out, problem: null, dropped: dropped };
   }
 
@@ -128,6 +151,14 @@
     return this.write(progress);
   };
 
+  /* Save one card's schedule and the review that made it (for the statistics), in one write. */
+  Store.prototype.putReview = function (id, card, review) {
+    var progress = this.load();
+    progress.cards[id] = card;
+    progress.log = mergeLogs(progress.log, [review]);
+    return this.write(progress);
+  };
+
   Store.prototype.putQuiz = function (slug, result) {
     var progress = this.load();
     progress.quizzes[slug] = result;
@@ -145,6 +176,7 @@
     var progress = this.load(), ids = Object.keys(read.progress.cards);
     ids.forEach(function (id) { progress.cards[id] = read.progress.cards[id]; });
     Object.keys(read.progress.quizzes).forEach(function (slug) { progress.quizzes[slug] = read.progress.quizzes[slug]; });
+    progress.log = mergeLogs(progress.log, read.progress.log);
     if (!this.write(progress)) return { ok: false, ids: [], dropped: 0, problem: "progress could not be saved" };
     return { ok: true, ids: ids, dropped: read.dropped, problem: null };
   };
@@ -160,7 +192,7 @@
   }
 
   var api = {
-    Store: Store, parse: parse, describe: describe, empty: empty, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION
+    Store: Store, parse: parse, describe: describe, empty: empty, mergeLogs: mergeLogs, MAX_LOG: MAX_LOG, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   root.QuizgenProgress = api;

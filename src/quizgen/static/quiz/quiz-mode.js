@@ -21,6 +21,12 @@
     quiz.order = order;
     return quiz;
   }
+  /* The run started at the card in page place `at` (a link to one card): in order, from there; shuffled,
+   * with that card first. */
+  function startAt(quiz, at) {
+    if (!quiz.order) return { index: at, results: [], order: null };
+    return { index: 0, results: [], order: [at].concat(quiz.order.filter(function (k) { return k !== at; })) };
+  }
   function advance(quiz) { return { index: quiz.index + 1, results: quiz.results, order: quiz.order }; }
   function record(quiz, id, ok) {
     return { index: quiz.index, results: quiz.results.concat([{ id: id, ok: ok }]), order: quiz.order };
@@ -94,8 +100,10 @@
     D.announce("Quiz finished. " + score(quiz));
   }
 
-  function begin(deck, focus) {
+  /* A new run; `id` names the card it opens at (a link to that card), else it starts at the first. */
+  function begin(deck, focus, id) {
     deck.quiz = start(deck.cards.length, Boolean(deck.data.deck.shuffle));
+    if (id && deck.byId[id]) deck.quiz = startAt(deck.quiz, deck.cards.indexOf(deck.byId[id]));
     show(deck, focus);
   }
 
@@ -114,7 +122,7 @@
   }
 
   var api = {
-    start: start, advance: advance, record: record, position: position, done: done, right: right, missed: missed, status: status,
+    start: start, startAt: startAt, advance: advance, record: record, position: position, done: done, right: right, missed: missed, status: status,
     nextLabel: nextLabel, score: score, missedLine: missedLine, summary: summary,
     mode: { start: begin, answered: answered, retrying: retrying, wire: wire }
   };

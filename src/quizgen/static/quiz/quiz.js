@@ -80,8 +80,16 @@
     var store = new P.Store(localStorageOrNull());
     followColorScheme();
     store.load(); // check what is stored now, so a corrupt value is reported whichever mode the page opens in
-    var onImport = data.page === "deck" ? root.QuizgenDeck.init(data, store, new F.Scheduler()) : initIndex(data, store);
-    initProgressPanel(store, onImport);
+    var deck = data.page === "deck";
+    var onImport = deck ? root.QuizgenDeck.init(data, store, new F.Scheduler()) : initIndex(data, store);
+    initProgressPanel(store, function (outcome) {
+      var message = onImport(outcome);
+      if (root.QuizgenStats) root.QuizgenStats.changed();
+      return message;
+    });
+    var ids = deck ? data.cards.map(function (c) { return c.id; })
+      : data.decks.reduce(function (all, d) { return all.concat(d.ids); }, []);
+    if (root.QuizgenStats) root.QuizgenStats.mount(document.getElementById("stats"), store, ids);
     D.flushNotices(store);
   }
 

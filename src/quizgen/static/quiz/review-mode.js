@@ -11,20 +11,30 @@
   var LEARN_AHEAD = 20 * F.MINUTE;
   var RATINGS = ["Again", "Hard", "Good", "Easy"];
 
-  /* The cards to review at `t`, as ids: due ones (soonest first, learning steps a little early) and new ones. */
+  /* The cards to review at `t`, as ids: those due now (soonest first), new ones, and learning steps due
+   * within LEARN_AHEAD (soonest first), which are shown early only when nothing else is left. */
   function queue(ids, progress, t) {
-    var due = [], fresh = [];
+    var due = [], fresh = [], ahead = [];
     ids.forEach(function (id) {
       var s = progress.cards[id];
       if (!s) fresh.push(id);
-      else if (s.due <= t || (s.state !== F.REVIEW && s.due <= t + LEARN_AHEAD)) due.push({ id: id, due: s.due });
+      else if (s.due <= t) due.push({ id: id, due: s.due });
+      else if (s.state !== F.REVIEW && s.due <= t + LEARN_AHEAD) ahead.push({ id: id, due: s.due });
     });
-    due.sort(function (a, b) { return a.due - b.due; });
-    return { due: due.map(function (d) { return d.id; }), fresh: fresh };
+    function byDue(a, b) { return a.due - b.due; }
+    function idOf(d) { return d.id; }
+    return { due: due.sort(byDue).map(idOf), fresh: fresh, ahead: ahead.sort(byDue).map(idOf) };
   }
 
-  function status(q) {
-    return "Review: " + q.due.length + " due, " + q.fresh.length + " new. This card is " + (q.due.length ? "due." : "new.");
+  /* The card a queue shows first: one due now, else a new one, else a learning step a little early. */
+  function first(q) { return q.due[0] || q.fresh[0] || (q.ahead || [])[0] || null; }
+
+  /* The status line over the card `first(q)` shows; `dueAt` is that card's due time when it is early. */
+  function status(q, dueAt, t) {
+    var head = "Review: " + q.due.length + " due, " + q.fresh.length + " new. ";
+    if (q.due.length) return head + "This card is due.";
+    if (q.fresh.length) return head + "This card is new.";
+    return head + "This card is due " + longDuration(dueAt - t) + "; it is shown early because nothing else is due.";
   }
 
   /* When the first of `ids` that was ever reviewed is due next; null when none was. */
@@ -113,9 +123,10 @@
   function next(deck, focus) {
     var t = Date.now(), progress = deck.store.load(), q = queue(ids(deck), progress, t);
     D.flushNotices(deck.store);
-    var id = q.due[0] || q.fresh[0];
+    var id = first(q);
+    clearTimeout(deck.reviewTimer);
     if (!id) return caughtUp(deck, progress, t, focus);
-    deck.ui.status.textContent = status(q);
+    deck.ui.status.textContent = status(q, progress.cards[id] ? progress.cards[id].due : t, t);
     deck.present(deck.byId[id], focus);
   }
 
@@ -125,6 +136,13 @@
     deck.ui.status.textContent = "Review: nothing is due.";
     deck.ui.caughtUp.hidden = false;
     if (focus) deck.ui.caughtUp.focus();
+    // A card due later today (a learning step): look again when it is due, so the page does not sit idle.
+    var soonest = nextDue(ids(deck), progress);
+    if (soonest !== null && soonest - t < F.DAY) {
+      deck.reviewTimer = setTimeout(function () {
+        if (deck.session.mode === "review" && !deck.session.card) next(deck, false);
+      }, Math.max(1000, soonest - t));
+    }
   }
 
   function showRating(deck, card, ok) {
@@ -140,8 +158,10 @@
     var card = deck.session.card;
     if (!card || !deck.session.answered || deck.ui.rating.hidden) return;
     var t = Date.now();
-    var after = rated(deck.scheduler, deck.store.load().cards[card.id] || null, rating, t);
-    deck.store.putCard(card.id, after);
+    var before = deck.store.load().cards[card.id] || null;
+    var after = rated(deck.scheduler, before, rating, t);
+    deck.store.putReview(card.id, after, [t, card.id, rating, before ? before.state : 0]);
+    if (root.QuizgenStats) root.QuizgenStats.changed(); // the statistics redraw
     var message = ratedMessage(rating, after, t);
     deck.ui.scheduled.textContent = message;
     deck.ui.scheduled.hidden = false;
@@ -169,7 +189,7 @@
   }
 
   var api = {
-    LEARN_AHEAD: LEARN_AHEAD, queue: queue, status: status, nextDue: nextDue, caughtUpText: caughtUpText,
+    LEARN_AHEAD: LEARN_AHEAD, queue: queue, first: first, status: status, nextDue: nextDue, caughtUpText: caughtUpText,
     deckLine: deckLine, shortDuration: shortDuration, longDuration: longDuration, when: when,
     intervals: intervals, rated: rated, ratedMessage: ratedMessage, suggested: suggested,
     mode: { start: next, answered: showRating, wire: wire, key: key, imported: imported }

@@ -16,6 +16,14 @@
   /* The mode a page opens in, from its address's #fragment. */
   function initialMode(hash) { return hash === "#review" ? "review" : "quiz"; }
 
+  /* The card a #fragment links to (`#card-ID`, or `#ID` that names no mode), else null; the page checks
+   * that the deck has it. */
+  function linkedCard(hash) {
+    var m = /^#(?:card-)?([a-z0-9]+(?:-[a-z0-9]+)*)$/.exec(hash || "");
+    if (!m || hash === "#quiz" || hash === "#review") return null;
+    return m[1];
+  }
+
   function setMode(state, mode) { return update(state, { mode: mode }); }
 
   /* `card` is shown, not answered yet. */
@@ -44,7 +52,7 @@
   }
 
   var api = {
-    create: create, initialMode: initialMode, setMode: setMode, show: show, clear: clear, answer: answer,
+    create: create, initialMode: initialMode, linkedCard: linkedCard, setMode: setMode, show: show, clear: clear, answer: answer,
     outcome: outcome, sentence: sentence, announcement: announcement
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;

@@ -125,8 +125,8 @@
     }
     said.setAttribute("data-ok", "false");
     var left = card.__quizgenTries;
-    said.textContent = "Not right" + (verdict.reason ? ": " + verdict.reason : "") + ". " + left +
-      (left === 1 ? " attempt" : " attempts") + " left.";
+    write(said, "Not right" + (verdict.reason ? ": " + verdict.reason : "") + ". " + left +
+      (left === 1 ? " attempt" : " attempts") + " left.");
     return false;
   }
 
@@ -213,6 +213,17 @@
     return verdict;
   }
 
+  /* `message` into `el` as text, its Markdown `code` spans as <code> (feedback and variant labels are
+   * Markdown); `append` keeps what `el` holds. Never parsed as HTML. */
+  function write(el, message, append) {
+    if (!append) el.textContent = "";
+    root.QuizgenJudge.codeSpans(message).forEach(function (piece) {
+      var node = piece.code ? document.createElement("code") : document.createTextNode(piece.text);
+      if (piece.code) node.textContent = piece.text;
+      el.appendChild(node);
+    });
+  }
+
   function readJudge(card) {
     try { return JSON.parse(card.getAttribute("data-judge") || "{}"); } catch (e) { return null; }
   }
@@ -285,7 +296,7 @@
     result.appendChild(typed);
     var text = verdict.ok ? " \u2014 right." : " \u2014 not right.";
     if (!verdict.ok && verdict.reason) text = " \u2014 not right: " + verdict.reason + ".";
-    result.appendChild(document.createTextNode(text));
+    write(result, text, true);
     if (kind === "order" && !verdict.ok) markLines(card, verdict.misplaced || [], verdict.indentation);
   }
 
