@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, settings, state, verify
+from quizgen import confine, kinds, settings, state, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
@@ -46,6 +46,7 @@ class Options:
     sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
     waiting: Callable[[], None] | None = None  # told when another build of the project holds it
     prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
+    warn_once: bool = False  # leave out the warnings an earlier run showed (warned.py)
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
     sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
+    repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
     @property
@@ -246,12 +248,15 @@ def _check(options: Options, cache: Cache) -> Report:
     verified = [
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
     ]
-    warnings = loader.in_source_order(plan.warnings + filling.warnings)
+    warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings), 0
+    if options.warn_once:
+        warnings, repeated = warned.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:
-        raise CardErrors(loader.in_source_order(plan.problems + filling.errors), warnings=warnings)
+        errors = loader.in_source_order(plan.problems + filling.errors)
+        raise CardErrors(errors, warnings=warnings, repeated=repeated)
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
-    report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
+    report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.settings = project
     return report

@@ -1,0 +1,104 @@
+"""Messages that lead to the fix: errors before warnings, a warning told once, indentation slips named,
+a timeout that says where it was and how to give more time, one cause reported once, and a command
+typed as people guess it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from quizgen.cli import cli
+
+Project = Callable[[dict[str, str]], Path]
+
+WARNED_AND_WRONG = """\
+deck: A
+setup: |
+  import torch
+cards:
+  - id: warned
+    kind: value
+    ask: "What?"
+    code: |
+      x = 2.5
+    answer_expr: x
+    answer: 2.5
+    explain: "It is 2.5 here."
+  - id: wrong
+    kind: value
+    ask: "What?"
+    code: |
+      x = 3
+    answer_expr: x
+    answer: 4
+"""
+
+WARNING = (
+    "warning: cards/a.yaml:12:14: card 'warned' -> explain: the explanation writes the answer 2.5 by hand: "
+    "write {{answer}} to quote it"
+)
+
+
+# -- 1. errors first, then warnings, each warning once ------------------------------------------------
+
+
+def test_a_failed_build_shows_its_errors_first_and_its_warnings_after(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(project({"a.yaml": WARNED_AND_WRONG}))
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Error: cards/a.yaml:19:13: card 'wrong' -> answer: declared answer 4 but execution gives 3",
+        "1 card error",
+        "",
+        WARNING,
+    ]
+
+
+def test_a_warning_is_shown_once_until_it_changes(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    root = project({"a.yaml": WARNED_AND_WRONG.replace("answer: 4", "answer: 3")})
+    in_dir(root)
+    first = runner.invoke(cli, ["build", "-j", "1"])
+    assert first.exit_code == 0, first.output
+    assert WARNING in first.stderr.splitlines()
+    again = runner.invoke(cli, ["build", "-j", "1"])  # unchanged: told already
+    assert again.exit_code == 0, again.output
+    assert "warning:" not in again.output
+    assert "note: 1 warning shown before, not repeated (--all-warnings shows it)" in again.stderr
+    # A card added above it moves its line, not the warning; a failed build does not repeat it either.
+    moved = "cards:\n  - id: new\n    kind: basic\n    front: f\n    back: b\n"
+    (root / "cards" / "a.yaml").write_text(WARNED_AND_WRONG.replace("cards:\n", moved))
+    failed = runner.invoke(cli, ["build", "-j", "1"])
+    assert failed.exit_code == 1
+    assert failed.stderr.splitlines()[0].startswith("Error: cards/a.yaml:23:13: card 'wrong'")
+    assert "warning:" not in failed.output
+    every = runner.invoke(cli, ["check", "-j", "1", "--all-warnings"])
+    assert WARNING.replace(":12:", ":16:") in every.stderr.splitlines()
+    # A warning that says something else is new.
+    (root / "cards" / "a.yaml").write_text(WARNED_AND_WRONG.replace("2.5", "3.5"))
+    changed = runner.invoke(cli, ["check", "-j", "1"])
+    assert WARNING.replace("2.5", "3.5") in changed.stderr.splitlines()
+
+
+# -- 4. commands as people guess them ---------------------------------------------------------------
+
+
+def test_quizgen_watch_points_to_build_watch(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["watch"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: No such command 'watch'. To rebuild on every change: quizgen build --watch "
+        "(quizgen serve also serves the quiz)."
+    )
+
+
+def test_a_mistyped_command_gets_did_you_mean(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["biuld"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == "Error: No such command 'biuld'. Did you mean 'quizgen build'?"
+    assert runner.invoke(cli, ["zzz"]).stderr.splitlines()[-1] == "Error: No such command 'zzz'."
