@@ -102,3 +102,113 @@ def test_a_mistyped_command_gets_did_you_mean(runner: CliRunner) -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == "Error: No such command 'biuld'. Did you mean 'quizgen build'?"
     assert runner.invoke(cli, ["zzz"]).stderr.splitlines()[-1] == "Error: No such command 'zzz'."
+
+
+# -- 2. indentation slips name the key that slipped -------------------------------------------------
+
+CARD = """\
+deck: A
+setup: |
+  import torch
+cards:
+  - id: one
+    kind: value
+    ask: "What?"
+    code: |
+      x = 3
+    answer_expr: x
+    answer: 3
+"""
+
+
+def _first_error(runner: CliRunner, root: Path, text: str) -> str:
+    (root / "cards").mkdir(exist_ok=True)
+    (root / "cards" / "a.yaml").write_text(text)
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[1] == "1 card error"  # one cause, told once
+    return result.stderr.splitlines()[0]
+
+
+def test_a_key_a_space_too_far_is_named(
+    runner: CliRunner, tmp_path: Path, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(tmp_path)
+    assert _first_error(runner, tmp_path, CARD.replace("    ask:", "     ask:")) == (
+        "Error: cards/a.yaml:7:9: invalid YAML: mapping values are not allowed in this context "
+        "(`ask:` at line 7 is indented 1 space more than `kind:` at line 6: line it up with it)"
+    )
+    assert _first_error(runner, tmp_path, CARD.replace("    code:", "   code:")) == (
+        "Error: cards/a.yaml:8:4: invalid YAML: did not find expected '-' indicator "
+        "(`code:` at line 8 is indented 1 space less than `ask:` at line 7: line it up with it)"
+    )
+    assert _first_error(runner, tmp_path, CARD.replace("    answer_expr", "     answer_expr")) == (
+        "Error: cards/a.yaml:10:6: invalid YAML: did not find expected key "
+        "(`answer_expr:` at line 10 is indented 1 space more than `code:` at line 8: line it up with it)"
+    )
+    # A value holding ': ' on a key's own line still gets the quoting hint.
+    assert _first_error(runner, tmp_path, CARD.replace('"What?"', "Why: this?")) == (
+        "Error: cards/a.yaml:7:13: invalid YAML: mapping values are not allowed in this context "
+        "(a value holding ': ' needs quotes, e.g. front: \"Why: this?\")"
+    )
+
+
+def test_a_key_swallowed_by_code_is_named(
+    runner: CliRunner, tmp_path: Path, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(tmp_path)
+    assert _first_error(runner, tmp_path, CARD.replace("    answer_expr", "      answer_expr")) == (
+        "Error: cards/a.yaml:10:7: card 'one' -> code: `answer_expr:` at line 10 is indented into `code: |` "
+        "above: un-indent to line up with `code:`"
+    )
+    both = CARD.replace("    answer_expr", "      answer_expr").replace("    answer: 3", "      answer: 3")
+    assert _first_error(runner, tmp_path, both) == (
+        "Error: cards/a.yaml:10:7: card 'one' -> code: `answer_expr:` and `answer:` from line 10 on are "
+        "indented into `code: |` above: un-indent to line up with `code:`"
+    )
+
+
+def test_code_that_only_looks_like_a_key_runs(
+    runner: CliRunner, tmp_path: Path, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(tmp_path)
+    (tmp_path / "cards").mkdir()
+    annotated = CARD.replace("      x = 3\n", "      answer_expr: int = 3\n      x = answer_expr\n")
+    (tmp_path / "cards" / "a.yaml").write_text(annotated.replace("    answer_expr: x\n", ""))
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert "indented into" not in result.output
+
+
+# -- 3. one cause, reported once ------------------------------------------------------------------
+
+TYPO = """\
+deck: A
+setup: |
+  import torch
+cards:
+  - id: one
+    kind: value
+    ask: "What?"
+    code: |
+      w = torch.ones(2)
+      y = w.sun()
+    answer_expr: y.item()
+    answer: 2.0
+    variants:
+      - label: "forgetting the sum"
+        replace:
+          "y = w.sun()": "y = w.sun() * 2"
+"""
+
+
+def test_a_typo_in_the_code_is_not_also_a_variant_problem(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(project({"a.yaml": TYPO}))
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("Error: cards/a.yaml:10: card 'one' -> code: the snippet raised an exception")
+    assert "AttributeError: 'Tensor' object has no attribute 'sun'" in result.stderr
+    assert "variant" not in result.stderr
+    assert lines[-1] == "1 card error"

@@ -7,7 +7,7 @@ rest of the card.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,8 +15,7 @@ from typing import Any
 import yaml
 
 from quizgen import confine, kinds, prose
-from quizgen.cards import continued, schema, stored
-from quizgen.cards.hints import yaml_hint
+from quizgen.cards import continued, hints, schema, stored
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
@@ -163,7 +162,7 @@ def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         prefix = "" if isinstance(exc, _TooBig) else "invalid YAML: "
-        message = f"{prefix}{exc.problem or exc}{yaml_hint(str(exc.problem or ''))}"
+        message = f"{prefix}{exc.problem or exc}{hints.yaml_hint(str(exc.problem or ''), text, line)}"
         problems.append(Problem(Location(name, line, col), message))
         return None
     except yaml.YAMLError as exc:
@@ -316,8 +315,12 @@ def _card(
             hint = did_you_mean(str(kind_name), list(kinds.names()))
             problems.append(Problem(where, f"unknown kind '{kind_name}'{hint}"))
         return None
+    fields = schema.card_fields(kind_name)
+    if swallowed := _swallowed(path, raw, fields, card_id):
+        problems += swallowed  # what the card then lacks, or the block's odd code, would be a cascade
+        return None
     kind = kinds.get(kind_name)
-    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id, tolerance, answers)
+    reader = Reader(path, node, fields, problems, card_id, tolerance, answers)
     for written in ("id", "kind"):  # read above as written: a tag on them is left to report
         reader.plain(written)
     common = Card(
@@ -333,6 +336,36 @@ def _card(
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)
     return card if len(problems) == before else None
+
+
+def _swallowed(
+    path: str, raw: dict[str, yaml.Node], fields: Iterable[str], card: str | None
+) -> list[Problem]:
+    """Each key the card lacks that a `code: |` block above took in, as its indentation slipped."""
+    problems = []
+    missing = {name for name in fields if name not in raw}
+    for name, node in raw.items():
+        if not (isinstance(node, yaml.ScalarNode) and node.style == "|"):
+            continue
+        found = hints.swallowed_keys(node.value, missing)
+        if found is None:
+            continue
+        at, keys = found
+        line = node.start_mark.line + 2 + at  # the block's text starts on the line after its `|`
+        named = " and ".join(f"`{k}:`" for k in keys)
+        are = f"at line {line} is" if len(keys) == 1 else f"from line {line} on are"
+        message = f"{named} {are} indented into `{name}: |` above: un-indent to line up with `{name}:`"
+        problems.append(Problem(Location(path, line, _key_column(path, line, keys[0]), card, name), message))
+    return problems
+
+
+def _key_column(path: str, line: int, key: str) -> int:
+    """The column of `key` on a line of the file (0 when it cannot be read)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8").split("\n")[line - 1]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return 0
+    return text.find(key) + 1
 
 
 def _check_placeholders(card: Card, problems: list[Problem]) -> None:
