@@ -212,3 +212,104 @@ def test_a_typo_in_the_code_is_not_also_a_variant_problem(
     assert "AttributeError: 'Tensor' object has no attribute 'sun'" in result.stderr
     assert "variant" not in result.stderr
     assert lines[-1] == "1 card error"
+
+
+# -- 3. a timeout says where the snippet was and how to give it longer ------------------------------
+
+SLOW = """\
+deck: A
+setup: |
+  import torch
+cards:
+  - id: slow
+    kind: value
+    ask: "What?"
+    timeout: 1
+    code: |
+      x = 0
+      while True:
+          x += 1
+    answer_expr: x
+    answer: 3
+"""
+
+
+def test_a_timeout_names_the_line_reached_and_the_cards_own_limit(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(project({"a.yaml": SLOW}))
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        "Error: cards/a.yaml:9:11: card 'slow' -> code: the snippet did not finish within 1 s (timeout): "
+        f"it was at cards/a.yaml:{lines[1].split()[0]} when stopped"
+    )
+    assert lines[1] in ("    11 | while True:", "    12 | x += 1")
+    assert lines[1:] == [
+        lines[1],
+        "    the limit is the card's `timeout: 1`: raise it (at most --max-timeout, 300 s), or run with "
+        "--timeout 2",
+        "1 card error",
+    ]
+
+
+def test_a_timeout_says_how_to_raise_the_limit_it_met(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    root = project({"a.yaml": SLOW.replace("    timeout: 1\n", "")})
+    (root / "quizgen.toml").write_text("[defaults]\ntimeout = 1\n")
+    in_dir(root)
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[2] == (
+        "    the limit is quizgen.toml's timeout (1 s): to give it longer, write `timeout: 2` on the card "
+        "(at most --max-timeout, 300 s), set `timeout = 2` under [defaults] in quizgen.toml, or run with "
+        "--timeout 2"
+    )
+    given = runner.invoke(cli, ["check", "-j", "1", "--timeout", "0.5"])  # the user's word replaces both
+    assert "within 0.5 s (timeout)" in given.stderr.splitlines()[0]
+    assert given.stderr.splitlines()[2] == "    the limit is --timeout 0.5: give a larger one (--timeout 1)"
+
+
+def test_a_cards_timeout_may_not_pass_the_users_ceiling(
+    project: Project, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    in_dir(project({"a.yaml": SLOW.replace("timeout: 1", "timeout: 400")}))
+    result = runner.invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "Error: cards/a.yaml:8:14: card 'slow' -> timeout: timeout 400 is over the 300 seconds this machine "
+        "allows a card; to allow it, run with --max-timeout 400 (or set QUIZGEN_MAX_TIMEOUT), or give "
+        "--timeout yourself",
+        "1 card error",
+    ]
+    lowered = runner.invoke(cli, ["check", "-j", "1", "--max-timeout", "0.5"])
+    assert "timeout 400 is over the 0.5 seconds" in lowered.stderr
+    bad = project({"a.yaml": SLOW.replace("timeout: 1", "timeout: soon")})
+    assert "timeout is a number of seconds > 0, not 'soon'" in runner.invoke(cli, ["check"]).stderr
+    assert bad
+
+
+def test_a_job_in_a_child_of_its_own_names_its_line_too(tmp_path: Path) -> None:
+    """Workers that run each job in a child (where the contamination watch is not cheap) stop it
+    themselves: they ask it for its line as well."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tempfile, sys\n"
+        "import torch\n"  # imported before, as in a warm worker
+        "from quizgen.execution import isolate, runner\n"
+        "runner.reset_state()\n"
+        "job = {'type': 'run', 'answer': True, 'setup': [], 'expr': None,\n"
+        "       'code': {'code': 'x = 0\\nwhile True:\\n    x += 1\\n', 'path': 'cards/a.yaml', 'line': 8}}\n"
+        "print(isolate.run_isolated(job, tempfile.mkdtemp(dir=sys.argv[1]), 3.0)['error'])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() in (
+        f"the snippet did not finish within 3 s (timeout): it was at cards/a.yaml:{line} when stopped"
+        for line in (9, 10)
+    ), out.stderr

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, settings, state, verify, warned
+from quizgen import confine, kinds, settings, state, timeouts, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
@@ -204,6 +204,8 @@ def _check(options: Options, cache: Cache) -> Report:
     # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
     project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
+    if not options.timeout:  # the user's own --timeout replaces the cards' as it does quizgen.toml's
+        load_problems += timeouts.over_ceiling(decks, options.max_timeout)
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
@@ -222,9 +224,12 @@ def _check(options: Options, cache: Cache) -> Report:
         done += 1
         if options.progress:
             options.progress(done, len(plan.work))
+        card = plan.cards[key][0]
         if outcome.internal is not None:
-            card = plan.cards[key][0]
             raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
+        outcome = timeouts.explained(
+            outcome, plan.work[key], card, options.timeout, project.timeout, options.max_timeout
+        )
         cache.put(key, outcome)
         plan.verified(key, outcome)
         return not (options.fail_fast and plan.problems)
@@ -242,8 +247,13 @@ def _check(options: Options, cache: Cache) -> Report:
             sandbox=options.sandbox,
             keep=[options.cards_dir],
             unsandboxed=unsandboxed,
+            timeouts={
+                key: max(timeouts.limit(c, options.timeout, project.timeout) for c in plan.cards[key])
+                for key in plan.work
+            },
         )
-        plan.outcomes.update(run)
+        for key, outcome in run.items():
+            plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
     verified = [
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks

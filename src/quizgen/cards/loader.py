@@ -6,6 +6,7 @@ rest of the card.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -332,6 +333,7 @@ def _card(
         explain=reader.text("explain"),
         fields=reader.locations(),
         cite=reader.cite(),
+        timeout=_timeout(reader),
     )
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)
@@ -366,6 +368,18 @@ def _key_column(path: str, line: int, key: str) -> int:
     except (OSError, UnicodeDecodeError, IndexError):
         return 0
     return text.find(key) + 1
+
+
+def _timeout(reader: Reader) -> float | None:
+    """The card's own timeout in seconds, if it gives one (the user's ceiling is checked when it runs)."""
+    node = reader.plain("timeout")
+    value = reader.scalar(node, "timeout") if node is not None else None
+    if node is None or (value is None and not isinstance(node, yaml.ScalarNode)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        reader.error(reader.loc(node, "timeout"), f"timeout is a number of seconds > 0, not {node.value!r}")
+        return None
+    return float(value)
 
 
 def _check_placeholders(card: Card, problems: list[Problem]) -> None:
