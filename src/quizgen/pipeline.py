@@ -235,25 +235,7 @@ def _check(options: Options, cache: Cache) -> Report:
         return not (options.fail_fast and plan.problems)
 
     if plan.work and not (options.fail_fast and plan.problems):
-        from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
-
-        run = execute(
-            plan.work,
-            jobs=options.jobs,
-            timeout=options.timeout or project.timeout,
-            memory=options.memory,
-            on_result=on_result,
-            pool=options.pool,
-            sandbox=options.sandbox,
-            keep=[options.cards_dir],
-            unsandboxed=unsandboxed,
-            timeouts={
-                key: max(timeouts.limit(c, options.timeout, project.timeout) for c in plan.cards[key])
-                for key in plan.work
-            },
-        )
-        for key, outcome in run.items():
-            plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
+        _run(options, plan, project.timeout, on_result, unsandboxed)
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
     verified = [
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
@@ -270,6 +252,35 @@ def _check(options: Options, cache: Cache) -> Report:
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.settings = project
     return report
+
+
+def _run(
+    options: Options,
+    plan: _Plan,
+    project_timeout: float,
+    on_result: Callable[[str, Outcome], bool],
+    unsandboxed: list[str],
+) -> None:
+    """Execute the plan's work, each job within its cards' timeout."""
+    from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
+
+    run = execute(
+        plan.work,
+        jobs=options.jobs,
+        timeout=options.timeout or project_timeout,
+        memory=options.memory,
+        on_result=on_result,
+        pool=options.pool,
+        sandbox=options.sandbox,
+        keep=[options.cards_dir],
+        unsandboxed=unsandboxed,
+        timeouts={
+            key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
+            for key in plan.work
+        },
+    )
+    for key, outcome in run.items():
+        plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
 
 
 def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:

@@ -4,7 +4,12 @@ slips YAML reads without complaint or misreads: a key shifted a space, a key swa
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
+from pathlib import Path
+
+import yaml
+
+from quizgen.errors import Location, Problem
 
 # What PyYAML says about the slips authors make most, and what they usually mean.
 _HINTS = {
@@ -49,7 +54,7 @@ def _shifted_key(lines: list[str], line: int) -> str | None:
     return None
 
 
-def swallowed_keys(block: str, fields: Container[str]) -> tuple[int, list[str]] | None:
+def _swallowed_keys(block: str, fields: Container[str]) -> tuple[int, list[str]] | None:
     """The keys of `fields` that a `|` block took in as its last lines (an indentation slip): the first
     one's line in the block (0-based) and their names. Code that only looks like a key (`answer: int = 3`)
     has more code after it; what a block swallows is its end: keys, and what is indented under them."""
@@ -70,3 +75,31 @@ def _field(text: str, indent: int, fields: Container[str]) -> re.Match[str] | No
     """The line as a key of `fields` at this indentation, if it is one."""
     found = _KEY_LINE.match(text)
     return found if found is not None and len(found.group(1)) == indent and found.group(2) in fields else None
+
+
+def swallowed(path: str, raw: dict[str, yaml.Node], fields: Iterable[str], card: str | None) -> list[Problem]:
+    """Each key the card lacks that a `code: |` block above took in, as its indentation slipped."""
+    problems = []
+    missing = {name for name in fields if name not in raw}
+    for name, node in raw.items():
+        if not (isinstance(node, yaml.ScalarNode) and node.style == "|"):
+            continue
+        found = _swallowed_keys(node.value, missing)
+        if found is None:
+            continue
+        at, keys = found
+        line = node.start_mark.line + 2 + at  # the block's text starts on the line after its `|`
+        named = " and ".join(f"`{k}:`" for k in keys)
+        are = f"at line {line} is" if len(keys) == 1 else f"from line {line} on are"
+        message = f"{named} {are} indented into `{name}: |` above: un-indent to line up with `{name}:`"
+        problems.append(Problem(Location(path, line, _key_column(path, line, keys[0]), card, name), message))
+    return problems
+
+
+def _key_column(path: str, line: int, key: str) -> int:
+    """The column of `key` on a line of the file (0 when it cannot be read)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8").split("\n")[line - 1]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return 0
+    return text.find(key) + 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -317,7 +317,7 @@ def _card(
             problems.append(Problem(where, f"unknown kind '{kind_name}'{hint}"))
         return None
     fields = schema.card_fields(kind_name)
-    if swallowed := _swallowed(path, raw, fields, card_id):
+    if swallowed := hints.swallowed(path, raw, fields, card_id):
         problems += swallowed  # what the card then lacks, or the block's odd code, would be a cascade
         return None
     kind = kinds.get(kind_name)
@@ -338,36 +338,6 @@ def _card(
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)
     return card if len(problems) == before else None
-
-
-def _swallowed(
-    path: str, raw: dict[str, yaml.Node], fields: Iterable[str], card: str | None
-) -> list[Problem]:
-    """Each key the card lacks that a `code: |` block above took in, as its indentation slipped."""
-    problems = []
-    missing = {name for name in fields if name not in raw}
-    for name, node in raw.items():
-        if not (isinstance(node, yaml.ScalarNode) and node.style == "|"):
-            continue
-        found = hints.swallowed_keys(node.value, missing)
-        if found is None:
-            continue
-        at, keys = found
-        line = node.start_mark.line + 2 + at  # the block's text starts on the line after its `|`
-        named = " and ".join(f"`{k}:`" for k in keys)
-        are = f"at line {line} is" if len(keys) == 1 else f"from line {line} on are"
-        message = f"{named} {are} indented into `{name}: |` above: un-indent to line up with `{name}:`"
-        problems.append(Problem(Location(path, line, _key_column(path, line, keys[0]), card, name), message))
-    return problems
-
-
-def _key_column(path: str, line: int, key: str) -> int:
-    """The column of `key` on a line of the file (0 when it cannot be read)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8").split("\n")[line - 1]
-    except (OSError, UnicodeDecodeError, IndexError):
-        return 0
-    return text.find(key) + 1
 
 
 def _timeout(reader: Reader) -> float | None:
