@@ -115,6 +115,21 @@ def math_in(text: str) -> list[tuple[str, bool]]:
     return found
 
 
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every `\\( \\)` and `\\[ \\]` in the text, code or not, in order."""
+    return [m.span() for m in _math(text)]
+
+
+def code_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """(opener start, opener end, closer start, closer end) of every code span: a run of backticks up to
+    the next run of as many (fenced blocks aside, which the caller knows)."""
+    runs = list(_TICKS.finditer(text))
+    heads = [(m.start(), m.end(), m.group(0)) for m in runs]
+    ends = {m.end(): m.start() for m in runs}
+    starts = {m.start(): m.end() for m in runs}
+    return [(a, starts[a], ends[b], b) for a, b in _pairs(heads)]
+
+
 def image_sources(text: str) -> list[str]:
     """The `src` of every Markdown image in the text (as Markdown normalised it), in order."""
     found: list[str] = []
