@@ -154,3 +154,48 @@ def test_noise_is_found_in_what_was_printed() -> None:
         ("0.009999990463256836", "0.00999999"),
         ("0.30000000000000004", "0.3"),
     ]
+
+
+# -- YAML numbers --------------------------------------------------------------------------------
+
+
+def test_exponent_numbers_in_yaml_are_numbers(tmp_path: Path, options: Any) -> None:
+    deck = """\
+    deck: Numbers
+    cards:
+      - id: small-step
+        kind: value
+        ask: What is the step?
+        code: |
+          x = 1 - 0.999
+        answer_expr: x
+        answer: 1e-3
+        tolerance: {rtol: 1e-6, atol: 5E-12}
+        explain: "It is {{answer}}."
+    """
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    report = pipeline.build(options(root))
+    (vc,) = report.decks[0].cards
+    card = vc.card
+    assert card.declared.value == 1e-3 and card.tolerance.atol == 5e-12  # type: ignore[attr-defined]
+    assert vc.card.explain == "It is 0.001."  # type: ignore[attr-defined]
+
+
+def test_a_quoted_number_is_told_to_lose_its_quotes_without_noise(tmp_path: Path, options: Any) -> None:
+    deck = """\
+    deck: Numbers
+    cards:
+      - id: small-step
+        kind: value
+        ask: What is the step?
+        code: |
+          x = 1 - 0.999
+        answer_expr: x
+        answer: "1e-3"
+    """
+    root = write_project(tmp_path / "project", {"deck.yaml": deck})
+    with pytest.raises(Exception) as caught:
+        pipeline.build(options(root))
+    message = str(caught.value)
+    assert "deck.yaml:9" in message and "write 0.001 without quotes" in message, message
+    assert "0.0010000000000000002" not in message.split("but execution gives")[-1], message
