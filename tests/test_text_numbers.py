@@ -199,3 +199,84 @@ def test_a_quoted_number_is_told_to_lose_its_quotes_without_noise(tmp_path: Path
     message = str(caught.value)
     assert "deck.yaml:9" in message and "write 0.001 without quotes" in message, message
     assert "0.0010000000000000002" not in message.split("but execution gives")[-1], message
+
+
+# -- links between cards -------------------------------------------------------------------------
+
+LINKED_DECKS = {
+    "first.yaml": """\
+    deck: Links::First
+    cards:
+      - id: two-backwards
+        kind: basic
+        front: "What does a second `backward()` do to `.grad`? It adds to what the first one left there."
+        back: It adds to it.
+      - id: points-on
+        kind: basic
+        front: Where is the other deck's card?
+        back: "See [the zeroing card](#card:zero-first) and [](#card:two-backwards)."
+    """,
+    "second.yaml": """\
+    deck: Links::Second
+    cards:
+      - id: zero-first
+        kind: basic
+        front: Why call `zero_grad()`?
+        back: Gradients add up.
+        explain: "As [before](#card:two-backwards)."
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    root = write_project(tmp_path_factory.mktemp("links"), LINKED_DECKS)
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
+    report.root = root  # type: ignore[attr-defined]
+    return report
+
+
+def test_a_link_to_no_card_is_a_located_error_with_a_guess(tmp_path: Path, options: Any) -> None:
+    files = dict(LINKED_DECKS)
+    files["second.yaml"] = files["second.yaml"].replace("#card:two-backwards", "#card:two-backward")
+    root = write_project(tmp_path / "project", files)
+    with pytest.raises(Exception) as caught:
+        pipeline.build(options(root))
+    message = str(caught.value)
+    assert "second.yaml:7" in message and "card 'zero-first' -> explain" in message, message
+    assert "link to card 'two-backward'" in message and "did you mean 'two-backwards'" in message
+    assert not (root / "build" / "quiz").exists()
+
+
+def test_a_link_opens_the_card_in_the_quiz(browser: Any, linked: pipeline.Report) -> None:
+    quiz = linked.root / "build" / "quiz"  # type: ignore[attr-defined]
+    tab = open_tab(browser, (quiz / "decks" / "links-first.html").as_uri() + "#card-points-on", width=1280)
+    try:
+        page = tab.page
+        held = cards_held((quiz / "decks" / "links-first.html").read_text(encoding="utf-8"))["points-on"]
+        assert 'href="../decks/links-second.html#card-zero-first"' in held
+        assert 'href="../decks/links-first.html#card-two-backwards"' in held
+        assert "What does a second backward() do to .grad?" in held  # an empty link shows the title
+        assert "#card:" not in held
+        page.click("#card-points-on button.reveal")
+        link = page.locator("#card-points-on .back a.card-ref").first
+        assert link.inner_text() == "the zeroing card"
+        assert link.get_attribute("title") == "Why call zero_grad()?"
+        link.click()
+        page.wait_for_selector("#card-zero-first", state="visible")
+        assert page.url.endswith("links-second.html#card-zero-first")
+        assert tab.errors == []
+    finally:
+        close_tab(tab)
+
+
+def test_a_link_names_the_card_in_anki(linked: pipeline.Report, tmp_path: Path) -> None:
+    from .anki_support import collection, import_all, note_of
+
+    with collection(tmp_path / "anki") as col:
+        import_all(col, linked)
+        back = col.get_note(note_of(col, "points-on"))["Back"]
+        explain = col.get_note(note_of(col, "zero-first"))["Explain"]
+    assert "<a" not in back and "#card" not in back, back
+    assert "the zeroing card (“Why call zero_grad()?”)" in back, back
+    assert "(“What does a second" in explain and "…”)" in explain, explain

@@ -143,6 +143,36 @@ def image_sources(text: str) -> list[str]:
     return found
 
 
+CARD_LINK = "#card:"  # `[the other card](#card:some-id)`: a link to another card of the project
+_CARD_ANCHOR = re.compile(r'<a href="#card:([^"]*)"(?: title="[^"]*")?>(.*?)</a>', re.S)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def card_links(text: str) -> list[str]:
+    """The card ids the text links to (`[text](#card:id)`), in order, each once."""
+    found: list[str] = []
+    if CARD_LINK not in text:
+        return found
+    for token in _md().parse(_protect_math(text, lambda m: "math")):
+        for child in token.children or []:
+            href = str(child.attrGet("href") or "") if child.type == "link_open" else ""
+            if href.startswith(CARD_LINK) and unquote(href[len(CARD_LINK) :]) not in found:
+                found.append(unquote(href[len(CARD_LINK) :]))
+    return found
+
+
+def rewrite_card_links(fragment: str, new: Callable[[str, str], str]) -> str:
+    """Rendered HTML with each link to a card replaced by `new(card id, the link's inner HTML)`."""
+    if 'href="#card:' not in fragment:
+        return fragment
+    return _CARD_ANCHOR.sub(lambda m: new(unquote(html.unescape(m.group(1))), m.group(2)), fragment)
+
+
+def plain(fragment: str) -> str:
+    """Rendered HTML as the text it shows, on one line."""
+    return " ".join(html.unescape(_TAG.sub("", fragment)).split())
+
+
 def image_path(src: str) -> str:
     """The file name an image's (percent-encoded) src stands for."""
     return unquote(html.unescape(src))

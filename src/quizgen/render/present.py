@@ -23,7 +23,7 @@ from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
 from quizgen.render import highlighting
 from quizgen.render.kept import Kept
-from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
+from quizgen.render.markup import highlight, is_remote, markdown, plain, rewrite_images
 
 
 @dataclass
@@ -163,6 +163,24 @@ def with_media(fragment: str, card_file: str, media: dict[str, Path]) -> str:
         return name
 
     return rewrite_images(fragment, rename) if "<img" in fragment else fragment
+
+
+TITLE_LENGTH = 80  # a card's title, as a link to it shows it, is cut to this many characters
+
+
+def card_titles(decks: list[VerifiedDeck]) -> dict[str, tuple[str, str]]:
+    """Each card's id -> (its deck's name, its title): the prompt it asks (question, claim or front) as
+    plain text, cut short; what a link to the card names it by."""
+    titles = {}
+    for vd in decks:
+        for vc in vd.cards:
+            card = vc.card
+            prompt = next((t for n in ("ask", "claim", "front") if (t := getattr(card, n, ""))), card.id)
+            title = plain(markdown(prompt))
+            if len(title) > TITLE_LENGTH:
+                title = title[: TITLE_LENGTH - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+            titles[card.id] = (vd.deck.name, title)
+    return titles
 
 
 def deck_description(deck: Deck, media: dict[str, Path]) -> str:
