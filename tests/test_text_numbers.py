@@ -131,6 +131,14 @@ def test_a_float64_shows_without_decimal_noise(x: float, shown: str) -> None:
     assert abs(float(shown) - x) <= display.NOISE_ULPS * __import__("math").ulp(x)
 
 
+def test_lists_of_float64_show_without_noise() -> None:
+    from quizgen.execution.describe import describe
+
+    assert describe([0.1 + 0.2, 1 - 0.96])["display"] == "[0.3, 0.04]"
+    assert describe((1 / 3, 2.0))["display"] == "(0.3333333333333333, 2.0)"
+    assert describe([1, 2])["display"] == "[1, 2]" and describe((True,))["display"] == "(True,)"
+
+
 def test_answers_and_choices_show_no_noise(site: pipeline.Report) -> None:
     held = cards_held(page_of(site).read_text(encoding="utf-8"))
     card = _text(held["noisy-sum"])
