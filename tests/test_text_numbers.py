@@ -222,7 +222,7 @@ LINKED_DECKS = {
       - id: points-on
         kind: basic
         front: Where is the other deck's card?
-        back: "See [the zeroing card](#card:zero-first) and [](#card:two-backwards)."
+        back: "See [the zeroing card](#card:zero-first), [](#card:two-backwards) and [](#card:math-title)."
     """,
     "second.yaml": """\
     deck: Links::Second
@@ -232,6 +232,10 @@ LINKED_DECKS = {
         front: Why call `zero_grad()`?
         back: Gradients add up.
         explain: "As [before](#card:two-backwards)."
+      - id: math-title
+        kind: basic
+        front: 'What is \\( \\partial L / \\partial w \\) after two calls?'
+        back: Their sum.
     """,
 }
 
@@ -266,6 +270,8 @@ def test_a_link_opens_the_card_in_the_quiz(browser: Any, linked: pipeline.Report
         assert 'href="../decks/links-first.html#card-two-backwards"' in held
         assert "What does a second backward() do to .grad?" in held  # an empty link shows the title
         assert "#card:" not in held
+        titled = re.search(r'<a class="card-ref" href="[^"]*#card-math-title"[^>]*>(.*?)</a>', held, re.S)
+        assert titled is not None and "<math" in titled.group(1) and "\\partial" not in titled.group(1)
         page.click("#card-points-on button.reveal")
         link = page.locator("#card-points-on .back a.card-ref").first
         assert link.inner_text() == "the zeroing card"
@@ -286,5 +292,7 @@ def test_a_link_names_the_card_in_anki(linked: pipeline.Report, tmp_path: Path) 
         back = col.get_note(note_of(col, "points-on"))["Back"]
         explain = col.get_note(note_of(col, "zero-first"))["Explain"]
     assert "<a" not in back and "#card" not in back, back
+    assert "(“What is \\( \\partial L / \\partial w \\) after two calls?”)" not in back  # an empty link...
+    assert "“What is \\( \\partial L / \\partial w \\) after two calls?”." in back  # ... is the title
     assert "the zeroing card (“Why call zero_grad()?”)" in back, back
     assert "(“What does a second" in explain and "…”)" in explain, explain

@@ -49,7 +49,7 @@ def fill(text: str, values: Mapping[str, str], limit: int | None = None, raw: bo
     filled: list[tuple[int, int, str]] = []  # (start, end, new text) of each placeholder and delimiter
     size = len(text)
     inside: dict[Block, list[str]] = {}
-    as_text: dict[str, str] = {}  # each value escaped once, however often it is cited
+    escaped: dict[str, str] = {}  # each value escaped once, however often it is cited
     for m in found:
         value = values.get(m.group(1))
         if value is None:
@@ -58,7 +58,7 @@ def fill(text: str, values: Mapping[str, str], limit: int | None = None, raw: bo
         if raw or where.in_math(m.start()):
             shown = value
         elif block is None:
-            shown = as_text.get(value) or as_text.setdefault(value, _as_text(value))
+            shown = escaped.get(value) or escaped.setdefault(value, as_markdown(value))
         else:  # a fenced block shows the value's lines; a code span shows them on one line
             shown = value if block in where.fenced else " ".join(value.splitlines())
             inside.setdefault(block, []).append(shown)
@@ -81,7 +81,7 @@ def fill(text: str, values: Mapping[str, str], limit: int | None = None, raw: bo
     return result
 
 
-def _as_text(value: str) -> str:
+def as_markdown(value: str) -> str:
     """A value as Markdown that shows it as written; TeX between math delimiters stays math."""
     from quizgen.render.markup import math_spans
 

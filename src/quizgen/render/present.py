@@ -23,7 +23,7 @@ from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
 from quizgen.render import highlighting
 from quizgen.render.kept import Kept
-from quizgen.render.markup import highlight, is_remote, markdown, plain, rewrite_images
+from quizgen.render.markup import highlight, is_remote, markdown, math_spans, plain, rewrite_images
 
 
 @dataclass
@@ -176,11 +176,19 @@ def card_titles(decks: list[VerifiedDeck]) -> dict[str, tuple[str, str]]:
         for vc in vd.cards:
             card = vc.card
             prompt = next((t for n in ("ask", "claim", "front") if (t := getattr(card, n, ""))), card.id)
-            title = plain(markdown(prompt))
-            if len(title) > TITLE_LENGTH:
-                title = title[: TITLE_LENGTH - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-            titles[card.id] = (vd.deck.name, title)
+            titles[card.id] = (vd.deck.name, _shortened(plain(markdown(prompt))))
     return titles
+
+
+def _shortened(title: str) -> str:
+    """A title cut to TITLE_LENGTH characters at a word, never inside its math."""
+    if len(title) <= TITLE_LENGTH:
+        return title
+    cut = TITLE_LENGTH - 1
+    for start, end in math_spans(title):
+        if start < cut < end:
+            cut = start
+    return title[:cut].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def deck_description(deck: Deck, media: dict[str, Path]) -> str:

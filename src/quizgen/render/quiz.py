@@ -18,10 +18,17 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
-from quizgen import __version__, kinds
+from quizgen import __version__, kinds, prose
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render.base import Project, Rendered
-from quizgen.render.markup import breakable, pygments_css, render_math, rewrite_card_links, rewrite_images
+from quizgen.render.markup import (
+    breakable,
+    markdown,
+    pygments_css,
+    render_math,
+    rewrite_card_links,
+    rewrite_images,
+)
 from quizgen.render.present import CardView, card_titles, deck_description, deck_views
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
@@ -190,7 +197,7 @@ def _card_link(card: str, inner: str, root: str, links: Links) -> str:
     if card not in links:  # the loader refused a link to no card: a template's own, shown as text
         return inner
     url, title = links[card]
-    shown = inner if inner.strip() else str(escape(f"“{title}”"))
+    shown = inner if inner.strip() else markdown(prose.as_markdown(f"“{title}”"), inline=True)
     href = f"{escape(root + url)}#card-{escape(card)}"
     return f'<a class="card-ref" href="{href}" title="{escape(title)}">{shown}</a>'
 
