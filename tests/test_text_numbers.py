@@ -110,6 +110,22 @@ def test_a_printed_warning_reads_as_written_in_the_quiz(browser: Any, site: pipe
         close_tab(tab)
 
 
+def test_anki_shows_filled_values_and_numbers_as_written(site: pipeline.Report, tmp_path: Path) -> None:
+    import html
+
+    from .anki_support import collection, import_all, note_of
+
+    with collection(tmp_path / "anki") as col:
+        import_all(col, site)
+        explain = col.get_note(note_of(col, "scheduler-warns"))["Explain"]
+        noisy = col.get_note(note_of(col, "noisy-sum"))
+        answer, noisy_explain = noisy["Answer"], noisy["Explain"]
+    codes = [html.unescape(c) for c in re.findall(r"<code[^>]*>(.*?)</code>", explain, re.S)]
+    assert codes == [WARNING], explain
+    assert not re.search(r"<(em|strong|b|a)\b", explain), explain
+    assert answer == "0.04" and "It is 0.04." in noisy_explain, (answer, noisy_explain)
+
+
 # -- numbers as people write them ----------------------------------------------------------------
 
 
