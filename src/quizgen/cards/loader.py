@@ -40,6 +40,11 @@ _IMPLICIT = {
     first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(_AS_TEXT)]
     for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
+# ... and YAML 1.2's floats on top: `1e-3`, `5E+2`, `1.0e3` are numbers, as people write them (YAML 1.1
+# reads them as text: it wants a dot and a signed exponent, `1.0e-3`).
+_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
+for _first in "-+.0123456789":
+    _IMPLICIT[_first] = [("tag:yaml.org,2002:float", _EXPONENT), *_IMPLICIT.get(_first, [])]
 
 
 class _TooBig(yaml.composer.ComposerError):
