@@ -123,6 +123,8 @@ def test_the_tutorial_builds_as_it_says(
     for card, sentences in feedback.items():
         for sentence in sentences:
             assert sentence in judges[card]["feedback"].values()
+    # "Learners pick between `0.001` and `0.01`": shown without float noise.
+    assert sorted(c["text"] for c in judges["steplr-two-epochs"]["choices"]) == ["0.001", "0.01"]
     # Every output the tutorial names is there.
     for named in re.findall(r"`((?:build|cards)/[^`*]+)`", tutorial()):
         assert (tmp_path / named).exists(), named
