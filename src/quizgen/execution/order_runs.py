@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import itertools
 import sys
+import time
 from collections.abc import Sequence
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
 from quizgen.execution import cite, order_feedback, order_settings
+from quizgen.execution.order_budget import Budget
 from quizgen.execution.order_names import (
     Liveness,
     graphs_comparable,
@@ -41,6 +44,8 @@ from quizgen.execution.snippets import (
     run,
 )
 
+USABLE_BATCH = 4096  # ways to use a distractor searched at once
+
 
 class Runs:
     """Compiled steps and the ways to run them on a namespace."""
@@ -53,6 +58,8 @@ class Runs:
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
         self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
         self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
+        self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
+        self.one = 0.0  # CPU seconds the order as written took, setup included
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
         """The step's code, or the syntax error that makes every candidate with this step wrong."""
@@ -158,7 +165,9 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     runs = Runs(job, setups, paths)
     program = runs.program
     lines = list(range(program.lines))
+    started = time.process_time()
     failure, given_ns, _ = runs.attempt(program.chunks(lines))
+    runs.one = time.process_time() - started
     if failure is not None:
         raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
@@ -170,6 +179,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
             "the lines depend on each other"
         )
+    runs.budget = Budget(tried)
     part = job.get("part")
     share = None if part is None else orders.share(*part)
     saved = sys.stdout, sys.stderr
@@ -229,6 +239,13 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
     tree.graphs = graphs_comparable(sources)
     tree.spans = views_only(sources)
     tree.aside = _aside(runs, always)
+
+    def rebuild() -> dict[str, object]:
+        order_settings.restore_settings(start)
+        return fresh_namespace(runs.setups, runs.paths)
+
+    tree.rebuild = rebuild
+    tree.budget = runs.budget
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree
@@ -261,42 +278,57 @@ def _accepted(
     """The orders that pass the check (those of one part of a split search), sorted."""
     if fast:
         with contextlib.suppress(_Plain):
-            passed = _explore(_tree(runs, start, orders, share), [Thread((), 0, False)])
+            tree = _tree(runs, start, orders, share)
+            tree.cap_passed = True
+            passed = _explore(tree, [Thread((), 0, False)])
             return sorted(flatten(t.chunks) for t in passed)
+    runs.budget.plain(runs.one)
     found = []
     for chunks in orders.all():
         if share is not None and not share.allows(chunks):
             continue
+        runs.budget.tick()
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
             found.append(flatten(chunks))
+            runs.budget.accepted(len(found))
     return sorted(found)
 
 
 def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:
     """For each distractor that can be used, the first way to use it that passes (inserted anywhere
-    into an accepted order, or put in place of one of its lines)."""
+    into an accepted order, or put in place of one of its lines). The ways are run a batch at a time,
+    so that what is held stays small whatever the number of accepted orders."""
     program = runs.program
-    variants = [
-        (d, program.chunks(v)) for d in range(program.lines, len(program.codes)) for order in accepted
-        for v in distractor_variants(order, d)
-    ]  # fmt: skip
     first: dict[int, list[int]] = {}
-    if fast and variants:
-        with contextlib.suppress(_Plain):
-            threads = [
-                Thread(c, sum(1 << b for b in flatten(c)), True, 0, k) for k, (_, c) in enumerate(variants)
-            ]
-            everything = Orders(program, range(len(program.codes)), {})
-            for thread in sorted(_explore(_tree(runs, start, everything), threads), key=lambda t: t.tag):
-                first.setdefault(variants[thread.tag][0], flatten(thread.chunks))
-            return _usable_list(program, first)
-    for d, chunks in variants:
-        if d not in first:
-            order_settings.restore_settings(start)
-            if runs.attempt(chunks)[0] is None:
-                first[d] = flatten(chunks)
+    everything = Orders(program, range(len(program.codes)), {})
+    for d in range(program.lines, len(program.codes)):
+        variants = (program.chunks(v) for order in accepted for v in distractor_variants(order, d))
+        while d not in first:
+            batch = list(itertools.islice(variants, USABLE_BATCH))
+            if not batch:
+                break
+            found = _first_passing(runs, batch, start, fast, everything)
+            if found is not None:
+                first[d] = found
     return _usable_list(program, first)
+
+
+def _first_passing(
+    runs: Runs, batch: list[tuple[Chunk, ...]], start: Settings, fast: bool, everything: Orders
+) -> list[int] | None:
+    """The first candidate of the batch that passes the check, if one does."""
+    if fast:
+        with contextlib.suppress(_Plain):
+            threads = [Thread(c, sum(1 << b for b in flatten(c)), True, 0, k) for k, c in enumerate(batch)]
+            passed = _explore(_tree(runs, start, everything), threads)
+            return flatten(batch[min(t.tag for t in passed)]) if passed else None
+    for chunks in batch:
+        runs.budget.tick()
+        order_settings.restore_settings(start)
+        if runs.attempt(chunks)[0] is None:
+            return flatten(chunks)
+    return None
 
 
 def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:

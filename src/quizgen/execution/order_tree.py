@@ -16,6 +16,7 @@ search split across workers explores only its share of the candidates (order_pro
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,6 +24,7 @@ from typing import Protocol
 import torch
 
 from quizgen.execution import order_settings, order_state
+from quizgen.execution.order_budget import Budget
 from quizgen.execution.order_names import Liveness
 from quizgen.execution.order_program import CHECK, Chunk, Orders, Share
 from quizgen.execution.order_settings import Settings
@@ -58,9 +60,11 @@ class Thread:
 
 @dataclass
 class _Anchor:
-    """A state kept whole (never run on): others are rebuilt from a copy of it."""
+    """A state kept whole (never run on): others are rebuilt from a copy of it. The starting state
+    when it cannot be copied (a setup leaving an autograd graph in a name the lines use) has no copy
+    (`ns` None): it is rebuilt by running setup again (`Tree.rebuild`)."""
 
-    ns: dict[str, object]
+    ns: dict[str, object] | None
     settings: Settings
     live: frozenset[str] | None
 
@@ -96,6 +100,11 @@ class Tree:
         self.graphs = False  # states holding autograd graphs are compared too (order_tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
+        self.rebuild: Callable[[], dict[str, object]] | None = None  # setup run again: the start anew
+        self.rebuilds = 0  # times the starting state was rebuilt so
+        self.budget: Budget | None = None  # time and memory the search may use
+        self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
+        self._held = 0  # states held (the layer being expanded and the next)
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
         self.shared = Shared()
@@ -108,14 +117,22 @@ class Tree:
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
         live = self._set_aside(threads)
-        _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
-        assert pristine is not None
+        try:
+            _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
+        except Opaque:
+            if self.rebuild is None:
+                raise
+            pristine = None  # rebuilt by running setup again, as later states from the last copy
         anchor = _Anchor(pristine, objects[1], live)
         frontier = [_Node(threads, anchor, (), objects, live)]
         passed: list[Thread] = []
         while frontier:
             children: list[_Node] = []
-            for node in frontier:
+            queue = deque(frontier)  # (a node's state goes once it is expanded)
+            frontier = []
+            while queue:
+                node = queue.popleft()
+                self._held = len(queue) + len(children)
                 children += self._expand(node, passed)
             frontier = self._merge(children)
         return passed
@@ -180,6 +197,8 @@ class Tree:
             if self._fails(step, failed):
                 continue
             self._load(node, last=i == len(groups) - 1)
+            if self.budget is not None:
+                self.budget.tick(self._held + len(children))
             failure = self.run_step(step)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
@@ -188,6 +207,8 @@ class Tree:
                 self._checked()
                 if failure is None:
                     passed += threads
+                    if self.cap_passed and self.budget is not None:
+                        self.budget.accepted(len(passed))
                 continue
             if failure is None:
                 objects = (dict(self.ns), order_settings.settings(self.generators))
@@ -213,12 +234,16 @@ class Tree:
         for k in range(thread.ran, m * self.repeat + 1):
             step = thread.chunks[k % m] if k < m * self.repeat else CHECK
             self.steps += 1
+            if self.budget is not None:
+                self.budget.tick(self._held)
             failure = self.run_step(step)
             if step == CHECK:
                 self._checked()
             if failure is not None:
                 return
         passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
+        if self.cap_passed and self.budget is not None:
+            self.budget.accepted(len(passed))
 
     def _anchor(self, node: _Node) -> None:
         """Keep a copy of a branching state as an anchor when it can be copied: its subtree replays
@@ -253,9 +278,16 @@ class Tree:
                 self._put(copy, node.objects[1])
                 return
         anchor = node.anchor
-        _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
-        assert copy is not None
-        self._put(copy, anchor.settings)
+        if anchor.ns is None:
+            assert self.rebuild is not None
+            fresh = self.rebuild()
+            self.rebuilds += 1
+            fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
+            self._put(fresh, anchor.settings)
+        else:
+            _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
+            assert copy is not None
+            self._put(copy, anchor.settings)
         for step in node.path:
             if self.run_step(step) is not None:
                 raise SnippetFailed(
