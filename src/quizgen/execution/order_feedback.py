@@ -46,9 +46,10 @@ def nearby(runs: Runs, accepted: Container[tuple[int, ...]]) -> list[Feedback]:
     n = program.lines
     given = list(range(n))
     tries: list[tuple[list[int], int | None]] = []
-    for d in range(n, len(program.codes)):
+    for d in range(n, program.blocks):
         j = look_alike(program.codes, n, d)
-        tries.append(([*given[:j], d, *given[j + 1 :]], d - n))
+        for at in (b for b in range(len(program.codes)) if program.origin(b) == d):  # at each level
+            tries.append(([*given[:j], at, *given[j + 1 :]], d - n))
     for k in range(n - 1):
         order = given[:]
         order[k], order[k + 1] = order[k + 1], order[k]
@@ -62,6 +63,9 @@ def nearby(runs: Runs, accepted: Container[tuple[int, ...]]) -> list[Feedback]:
         if entry is not None:
             if distractor is not None:
                 entry["distractor"] = distractor
+                if program.indented:
+                    entry["level"] = program.levels[next(b for b in order if program.origin(b) >= n)]
+            entry["order"] = [program.origin(b) for b in order]
             found.append(entry)
     return found
 
@@ -78,7 +82,7 @@ def _run(runs: Runs, order: list[int]) -> Feedback | None:
     if isinstance(failure, SyntaxError):  # its "on line N" counts the lines of the assembled statement
         exception = f"{type(failure).__name__}: {re.sub(' on line [0-9]+', '', failure.msg)}"
     values = _assert_values(runs, ns, line) if step == CHECK and isinstance(failure, AssertionError) else {}
-    block = -1 if step == CHECK else _block(runs, step, line)
+    block = -1 if step == CHECK else runs.program.origin(_block(runs, step, line))
     return Feedback(order=order, block=block, text=text, exception=exception[:300], values=values)
 
 

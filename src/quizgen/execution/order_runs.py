@@ -53,7 +53,8 @@ class Runs:
     def __init__(self, job: SearchJob, setups: list[CodeType], paths: set[str]) -> None:
         self.job, self.setups, self.paths = job, setups, paths
         self.program = program_of(job)
-        self.snippets: list[SnippetJob] = job["lines"] + job["distractors"]
+        written: list[SnippetJob] = job["lines"] + job["distractors"]
+        self.snippets = [written[self.program.origin(b)] for b in range(len(self.program.codes))]
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
         self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
@@ -172,8 +173,9 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
     predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
-    orders = Orders(program, lines, relax(dependencies(readable(program), predefined), lines))
-    tried = orders.count(MAX_CANDIDATES)
+    before = relax(dependencies(readable(program), predefined), lines)
+    tried = Orders(program, lines, before).count(MAX_CANDIDATES)  # each block at its written level
+    orders = Orders(program, lines, before, levels=True)
     if tried > MAX_CANDIDATES:
         raise SnippetFailed(
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
@@ -193,7 +195,11 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
     finally:
         sys.stdout, sys.stderr = saved
-    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
+    written = [order for order in accepted if all(b < program.blocks for b in order)]
+    result: Result = {"ok": True, "output": "", "orders": written, "usable_distractors": usable}
+    placements = [[list(program.placement(b)) for b in order] for order in accepted if order not in written]
+    if placements:
+        result["placements"] = placements
     result["tried"] = tried
     result["feedback"] = feedback
     if cited:
@@ -301,9 +307,12 @@ def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) 
     so that what is held stays small whatever the number of accepted orders."""
     program = runs.program
     first: dict[int, list[int]] = {}
-    everything = Orders(program, range(len(program.codes)), {})
-    for d in range(program.lines, len(program.codes)):
-        variants = (program.chunks(v) for order in accepted for v in distractor_variants(order, d))
+    everything = Orders(program, range(program.blocks), {}, levels=True)
+    for d in range(program.lines, program.blocks):
+        at = [b for b in range(len(program.codes)) if program.origin(b) == d]  # at each of its levels
+        variants = (
+            program.chunks(v) for order in accepted for b in at for v in distractor_variants(order, b)
+        )
         while d not in first:
             batch = list(itertools.islice(variants, USABLE_BATCH))
             if not batch:
@@ -318,9 +327,13 @@ def _first_passing(
     runs: Runs, batch: list[tuple[Chunk, ...]], start: Settings, fast: bool, everything: Orders
 ) -> list[int] | None:
     """The first candidate of the batch that passes the check, if one does."""
+    program = runs.program
     if fast:
         with contextlib.suppress(_Plain):
-            threads = [Thread(c, sum(1 << b for b in flatten(c)), True, 0, k) for k, c in enumerate(batch)]
+            threads = [
+                Thread(c, sum(1 << program.origin(b) for b in flatten(c)), True, 0, k)
+                for k, c in enumerate(batch)
+            ]
             passed = _explore(_tree(runs, start, everything), threads)
             return flatten(batch[min(t.tag for t in passed)]) if passed else None
     for chunks in batch:
@@ -332,4 +345,13 @@ def _first_passing(
 
 
 def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
-    return [{"distractor": d - program.lines, "order": first[d]} for d in sorted(first)]
+    found: list[UsableDistractor] = []
+    for d in sorted(first):
+        hit: UsableDistractor = {
+            "distractor": d - program.lines,
+            "order": [program.origin(b) for b in first[d]],
+        }
+        if program.indented:
+            hit["levels"] = [program.levels[b] for b in first[d]]
+        found.append(hit)
+    return found

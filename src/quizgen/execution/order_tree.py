@@ -191,7 +191,7 @@ class Tree:
                 groups.setdefault(step, []).append(after)
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
-        children = []
+        children: list[_Node] = []
         failed: set[tuple[tuple[int, int], ...]] = set()  # lines that raised from this state
         for i, (step, threads) in enumerate(groups.items()):
             if self._fails(step, failed):
@@ -350,7 +350,8 @@ class Tree:
                 continue
             m = len(t.chunks)
             done = t.chunks[: t.ran % m] if t.ran < m * self.repeat else ()
-            point.add((1 + t.ran // m, sum(1 << b for chunk in done for b in chunk)))
+            origin = self.orders.program.origin
+            point.add((1 + t.ran // m, sum(1 << origin(b) for chunk in done for b in chunk)))
         return frozenset(point)
 
 
