@@ -174,8 +174,8 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
     predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
     before = relax(dependencies(readable(program), predefined), lines)
-    tried = Orders(program, lines, before).count(MAX_CANDIDATES)  # each block at its written level
-    orders = Orders(program, lines, before, levels=True)
+    orders = Orders(program, lines, before)  # each block at its own level (others: _relevelled)
+    tried = orders.count(MAX_CANDIDATES)
     if tried > MAX_CANDIDATES:
         raise SnippetFailed(
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
@@ -191,15 +191,14 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
         usable = _usable(runs, accepted, start, fast)
+        relevelled = _relevelled(runs, accepted, start, fast) if share is None else []
         order_settings.restore_settings(start)
         feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
     finally:
         sys.stdout, sys.stderr = saved
-    written = [order for order in accepted if all(b < program.blocks for b in order)]
-    result: Result = {"ok": True, "output": "", "orders": written, "usable_distractors": usable}
-    placements = [[list(program.placement(b)) for b in order] for order in accepted if order not in written]
-    if placements:
-        result["placements"] = placements
+    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
+    if relevelled:
+        result["placements"] = [[list(program.placement(b)) for b in order] for order in relevelled]
     result["tried"] = tried
     result["feedback"] = feedback
     if cited:
@@ -317,16 +316,39 @@ def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) 
             batch = list(itertools.islice(variants, USABLE_BATCH))
             if not batch:
                 break
-            found = _first_passing(runs, batch, start, fast, everything)
-            if found is not None:
-                first[d] = found
+            found = _passing(runs, batch, start, fast, everything, first=True)
+            if found:
+                first[d] = found[0]
     return _usable_list(program, first)
 
 
-def _first_passing(
-    runs: Runs, batch: list[tuple[Chunk, ...]], start: Settings, fast: bool, everything: Orders
-) -> list[int] | None:
-    """The first candidate of the batch that passes the check, if one does."""
+def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
+    """With indentation: the accepted orders with one line at another level that pass too (each line
+    of each accepted order at each other level a learner may give it), sorted."""
+    program = runs.program
+    if not program.origins:
+        return []
+    at: dict[int, list[int]] = {}
+    for b in range(program.blocks, len(program.codes)):
+        at.setdefault(program.origin(b), []).append(b)
+    tries = (
+        program.chunks([*order[:k], v, *order[k + 1 :]])
+        for order in accepted
+        for k, b in enumerate(order)
+        for v in at.get(b, [])
+    )
+    everything = Orders(program, range(program.blocks), {}, levels=True)
+    found: list[list[int]] = []
+    while batch := list(itertools.islice(tries, USABLE_BATCH)):
+        found += _passing(runs, batch, start, fast, everything, first=False)
+    return sorted(found)
+
+
+def _passing(
+    runs: Runs, batch: list[tuple[Chunk, ...]], start: Settings, fast: bool, everything: Orders, first: bool
+) -> list[list[int]]:
+    """The candidates of the batch that pass the check, in the batch's order (with `first`, only the
+    first of them)."""
     program = runs.program
     if fast:
         with contextlib.suppress(_Plain):
@@ -334,14 +356,17 @@ def _first_passing(
                 Thread(c, sum(1 << program.origin(b) for b in flatten(c)), True, 0, k)
                 for k, c in enumerate(batch)
             ]
-            passed = _explore(_tree(runs, start, everything), threads)
-            return flatten(batch[min(t.tag for t in passed)]) if passed else None
+            tags = sorted(t.tag for t in _explore(_tree(runs, start, everything), threads))
+            return [flatten(batch[k]) for k in tags[:1] if first] or [flatten(batch[k]) for k in tags]
+    found = []
     for chunks in batch:
         runs.budget.tick()
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
-            return flatten(chunks)
-    return None
+            found.append(flatten(chunks))
+            if first:
+                break
+    return found
 
 
 def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
