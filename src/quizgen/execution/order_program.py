@@ -184,6 +184,15 @@ class Orders:
         every = range(len(program.codes)) if levels else range(program.blocks)
         self.choices = [b for b in every if program.origin(b) in chosen]  # the blocks at their levels
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
+        self._completions: dict[int, int] = {}
+
+    def completions(self, placed: int) -> int:
+        """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
+        if placed == self.full:
+            return 1
+        if placed not in self._completions:
+            self._completions[placed] = sum(self.completions(after) for _, after in self.next_chunks(placed))
+        return self._completions[placed]
 
     def ready(self, b: int, placed: int) -> bool:
         b = self.program.origin(b)

@@ -45,6 +45,7 @@ from quizgen.execution.snippets import (
 )
 
 USABLE_BATCH = 4096  # ways to use a distractor searched at once
+SMALL = 0.05  # CPU seconds under which the plain search is run: the fast one costs more to start
 
 
 class Runs:
@@ -168,7 +169,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     lines = list(range(program.lines))
     started = time.process_time()
     failure, given_ns, _ = runs.attempt(program.chunks(lines))
-    runs.one = time.process_time() - started
+    runs.one = time.process_time() - started  # (with each step's compiling: more than a later run)
     if failure is not None:
         raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
@@ -187,6 +188,11 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Discard()
     try:
+        if tried * runs.one < 4 * SMALL:  # a small search: what one candidate costs, compiled
+            order_settings.restore_settings(start)
+            started = time.process_time()
+            runs.attempt(program.chunks(lines))
+            runs.one = time.process_time() - started
         accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
@@ -234,7 +240,9 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
     """A fast search from a fresh namespace."""
     always = _always(runs)
     order_settings.restore_settings(start)
+    began = time.perf_counter()
     ns = fresh_namespace(runs.setups, runs.paths)
+    setup_cost = time.perf_counter() - began
     repeat = runs.job["repeat"]
     liveness = Liveness(runs.program, orders, repeat, runs.job["check"]["code"], always)
     job = runs.job
@@ -250,6 +258,7 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
         return fresh_namespace(runs.setups, runs.paths)
 
     tree.rebuild = rebuild
+    tree.rebuild_cost = setup_cost
     tree.budget = runs.budget
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
@@ -281,7 +290,7 @@ def _accepted(
     runs: Runs, orders: Orders, start: Settings, fast: bool, share: Share | None = None
 ) -> list[list[int]]:
     """The orders that pass the check (those of one part of a split search), sorted."""
-    if fast:
+    if fast and not _small(runs, orders.count(MAX_CANDIDATES)):
         with contextlib.suppress(_Plain):
             tree = _tree(runs, start, orders, share)
             tree.cap_passed = True
@@ -322,6 +331,13 @@ def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) 
     return _usable_list(program, first)
 
 
+def _small(runs: Runs, candidates: int) -> bool:
+    """Whether running every candidate from the start costs less than what the fast search spends
+    before it runs any (its code read, setup run again, the start walked and copied): then the plain
+    search is the faster one, and the one run."""
+    return candidates * runs.one < SMALL
+
+
 def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
     """With indentation: the accepted orders with one line at another level that pass too (each line
     of each accepted order at each other level a learner may give it), sorted."""
@@ -350,7 +366,7 @@ def _passing(
     """The candidates of the batch that pass the check, in the batch's order (with `first`, only the
     first of them)."""
     program = runs.program
-    if fast:
+    if fast and not _small(runs, len(batch)):
         with contextlib.suppress(_Plain):
             threads = [
                 Thread(c, sum(1 << program.origin(b) for b in flatten(c)), True, 0, k)

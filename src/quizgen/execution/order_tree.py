@@ -16,6 +16,7 @@ search split across workers explores only its share of the candidates (order_pro
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -77,6 +78,7 @@ class _Node:
     objects: tuple[dict[str, object], Settings] | None  # the state itself, until a step runs on it
     live: frozenset[str] | None = None
     opaque: bool = False  # its state is known not to be copyable
+    trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
 
 
 class Tree:
@@ -105,6 +107,11 @@ class Tree:
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
         self._held = 0  # states held (the layer being expanded and the next)
+        self.step_cost = 0.0  # seconds a step takes, on average (a running mean)
+        self.compare_cost = 0.0  # seconds a state's fingerprint takes, on average
+        self.copy_cost = 0.0  # seconds a state's copy takes, on average
+        self.rebuild_cost = 0.0  # seconds running setup again takes, on average
+        self._start: Settings | None = None
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
         self.shared = Shared()
@@ -117,13 +124,16 @@ class Tree:
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
         live = self._set_aside(threads)
+        began = time.perf_counter()
         try:
             _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
+            self.copy_cost = time.perf_counter() - began
         except Opaque:
             if self.rebuild is None:
                 raise
             pristine = None  # rebuilt by running setup again, as later states from the last copy
         anchor = _Anchor(pristine, objects[1], live)
+        self._start = objects[1]
         frontier = [_Node(threads, anchor, (), objects, live)]
         passed: list[Thread] = []
         while frontier:
@@ -199,7 +209,9 @@ class Tree:
             self._load(node, last=i == len(groups) - 1)
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
+            began = time.perf_counter()
             failure = self.run_step(step)
+            self.step_cost += (time.perf_counter() - began - self.step_cost) / 16
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.add(self.runs.reached)
@@ -212,7 +224,8 @@ class Tree:
                 continue
             if failure is None:
                 objects = (dict(self.ns), order_settings.settings(self.generators))
-                children.append(_Node(threads, node.anchor, (*node.path, step), objects))
+                trail = (*node.trail, step)
+                children.append(_Node(threads, node.anchor, (*node.path, step), objects, trail=trail))
         node.objects = None
         return children
 
@@ -249,7 +262,7 @@ class Tree:
         """Keep a copy of a branching state as an anchor when it can be copied: its subtree replays
         from it (the node's own objects still go to its last child)."""
         assert node.objects is not None
-        if node.opaque:
+        if node.opaque or self._rebuild_is_cheaper(node):
             return
         try:
             _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
@@ -269,31 +282,44 @@ class Tree:
                 node.objects = None
                 return
             copy = None
-            if not node.opaque:
+            if not node.opaque and not self._rebuild_is_cheaper(node):
+                began = time.perf_counter()
                 try:
                     _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+                    self.copy_cost += (time.perf_counter() - began - self.copy_cost) / 16
                 except Opaque:
                     node.opaque = True
             if copy is not None:
                 self._put(copy, node.objects[1])
                 return
         anchor = node.anchor
-        if anchor.ns is None:
-            assert self.rebuild is not None
+        path = node.path
+        if anchor.ns is None or self._rebuild_is_cheaper(node):
+            assert self.rebuild is not None and self._start is not None
+            began = time.perf_counter()
             fresh = self.rebuild()
+            self.rebuild_cost += (time.perf_counter() - began - self.rebuild_cost) / 4
             self.rebuilds += 1
             fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
-            self._put(fresh, anchor.settings)
+            self._put(fresh, self._start)
+            path = node.trail
         else:
             _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
             assert copy is not None
             self._put(copy, anchor.settings)
-        for step in node.path:
+        for step in path:
             if self.run_step(step) is not None:
                 raise SnippetFailed(
                     "the lines do something else when run again: the puzzle is not deterministic"
                 )
             self.steps += 1
+
+    def _rebuild_is_cheaper(self, node: _Node) -> bool:
+        """Whether running setup again and the node's steps from the start costs less than a copy (a
+        small search, a state that takes long to walk)."""
+        if self.rebuild is None or not (self.copy_cost and self.rebuild_cost):
+            return False
+        return self.rebuild_cost + len(node.trail) * self.step_cost < self.copy_cost
 
     def _put(self, ns: dict[str, object], settings: Settings) -> None:
         self.ns.clear()
@@ -312,7 +338,7 @@ class Tree:
         compared = len(children)
         for coarse in buckets.values():
             for bucket in _split(coarse) if compare and len(coarse) > 1 else [coarse]:
-                if len(bucket) == 1 or not compare:
+                if len(bucket) == 1 or not compare or not self._worth_comparing(bucket):
                     merged += bucket
                 else:
                     self._merge_bucket(bucket, merged)
@@ -320,15 +346,37 @@ class Tree:
             self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
         return merged
 
+    def _worth_comparing(self, bucket: list[_Node]) -> bool:
+        """Whether merging the bucket's nodes could save more than comparing them costs: at best all
+        but the busiest node's steps still to come are saved (where little is left to run, as near
+        the end of a small search, running it costs less than comparing)."""
+        if not self.compare_cost:
+            return True
+        work = [self._work(node) for node in bucket]
+        return (sum(work) - max(work)) * self.step_cost > len(bucket) * self.compare_cost
+
+    def _work(self, node: _Node) -> int:
+        """The steps the node's threads still have to run (the check included)."""
+        total = 0
+        for t in node.threads:
+            if t.complete:
+                total += len(t.chunks) * self.repeat + 1 - t.ran
+            else:
+                left = len(self.orders.blocks) * self.repeat + 1 - t.ran
+                total += self.orders.completions(t.placed) * max(left, 1)
+        return total
+
     def _merge_bucket(self, bucket: list[_Node], merged: list[_Node]) -> None:
         """Merge the nodes of a bucket whose states are equal."""
         seen: dict[tuple[object, ...], _Node] = {}
         for child in bucket:
             assert child.objects is not None
+            began = time.perf_counter()
             try:
                 key, _ = order_state.capture(
                     child.objects[0], child.live, self.shared, False, self.graphs, self.spans
                 )
+                self.compare_cost += (time.perf_counter() - began - self.compare_cost) / 16
             except Opaque:
                 child.opaque = True
                 merged.append(child)
