@@ -62,6 +62,7 @@ class Runs:
         self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         self.one = 0.0  # CPU seconds the order as written took, setup included
+        self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
         """The step's code, or the syntax error that makes every candidate with this step wrong."""
@@ -238,6 +239,13 @@ def _defines(code: str) -> bool:
 
 def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = None) -> Tree:
     """A fast search from a fresh namespace."""
+    began = time.process_time()
+    tree = _new_tree(runs, start, orders, share)
+    runs.start_cost = time.process_time() - began
+    return tree
+
+
+def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) -> Tree:
     always = _always(runs)
     order_settings.restore_settings(start)
     began = time.perf_counter()
@@ -335,7 +343,7 @@ def _small(runs: Runs, candidates: int) -> bool:
     """Whether running every candidate from the start costs less than what the fast search spends
     before it runs any (its code read, setup run again, the start walked and copied): then the plain
     search is the faster one, and the one run."""
-    return candidates * runs.one < SMALL
+    return candidates * runs.one < max(SMALL, 2 * runs.start_cost)
 
 
 def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
@@ -366,6 +374,8 @@ def _passing(
     """The candidates of the batch that pass the check, in the batch's order (with `first`, only the
     first of them)."""
     program = runs.program
+    if program.indented:  # a step that does not compile fails from any state: no need to run up to it
+        batch = [chunks for chunks in batch if not any(runs.broken(step) for step in chunks)]
     if fast and not _small(runs, len(batch)):
         with contextlib.suppress(_Plain):
             threads = [

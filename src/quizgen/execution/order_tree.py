@@ -110,6 +110,7 @@ class Tree:
         self.step_cost = 0.0  # seconds a step takes, on average (a running mean)
         self.compare_cost = 0.0  # seconds a state's fingerprint takes, on average
         self.copy_cost = 0.0  # seconds a state's copy takes, on average
+        self.compared = self.merges = 0  # nodes compared, and merged into another
         self.rebuild_cost = 0.0  # seconds running setup again takes, on average
         self._start: Settings | None = None
         self.repeat, self.liveness = repeat, liveness
@@ -349,11 +350,13 @@ class Tree:
     def _worth_comparing(self, bucket: list[_Node]) -> bool:
         """Whether merging the bucket's nodes could save more than comparing them costs: at best all
         but the busiest node's steps still to come are saved (where little is left to run, as near
-        the end of a small search, running it costs less than comparing)."""
+        the end of a small search, running it costs less than comparing), as likely as merges have
+        been so far."""
         if not self.compare_cost:
             return True
         work = [self._work(node) for node in bucket]
-        return (sum(work) - max(work)) * self.step_cost > len(bucket) * self.compare_cost
+        likely = (self.merges + 1) / (self.compared + 2)  # the share of compared nodes merged so far
+        return likely * (sum(work) - max(work)) * self.step_cost > len(bucket) * self.compare_cost
 
     def _work(self, node: _Node) -> int:
         """The steps the node's threads still have to run (the check included)."""
@@ -382,7 +385,9 @@ class Tree:
                 merged.append(child)
                 continue
             key = (key, child.objects[1].token())
+            self.compared += 1
             if key in seen:
+                self.merges += 1
                 seen[key].threads += child.threads
             else:
                 seen[key] = child
