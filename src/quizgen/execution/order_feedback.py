@@ -20,7 +20,7 @@ from quizgen.execution.order_program import CHECK, Chunk
 from quizgen.execution.protocol import Feedback, last_line
 
 if TYPE_CHECKING:
-    from quizgen.execution.order_runs import Runs
+    from quizgen.execution.order_steps import Runs
 
 VALUE_CHARS = 80  # of each value's repr
 MAX_VALUES = 4
@@ -65,7 +65,6 @@ def nearby(runs: Runs, accepted: Container[tuple[int, ...]]) -> list[Feedback]:
                 entry["distractor"] = distractor
                 if program.indented:
                     entry["level"] = program.levels[next(b for b in order if program.origin(b) >= n)]
-            entry["order"] = [program.origin(b) for b in order]
             found.append(entry)
     return found
 
@@ -83,6 +82,7 @@ def _run(runs: Runs, order: list[int]) -> Feedback | None:
         exception = f"{type(failure).__name__}: {re.sub(' on line [0-9]+', '', failure.msg)}"
     values = _assert_values(runs, ns, line) if step == CHECK and isinstance(failure, AssertionError) else {}
     block = -1 if step == CHECK else runs.program.origin(_block(runs, step, line))
+    order = [runs.program.origin(b) for b in order]  # (a block at another level is that block)
     return Feedback(order=order, block=block, text=text, exception=exception[:300], values=values)
 
 

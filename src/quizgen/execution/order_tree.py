@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-import torch
-
 from quizgen.execution import order_settings, order_state
 from quizgen.execution.order_budget import Budget
+from quizgen.execution.order_costs import Costs
+from quizgen.execution.order_glance import split
 from quizgen.execution.order_names import Liveness
 from quizgen.execution.order_program import CHECK, Chunk, Orders, Share
 from quizgen.execution.order_settings import Settings
@@ -38,7 +38,7 @@ RunStep = Callable[[Chunk], BaseException | None]
 
 
 class Hints(Protocol):
-    """What the runner knows of steps that fail (order_runs.Runs): those that cannot compile, and
+    """What the runner knows of steps that fail (order_steps.Runs): those that cannot compile, and
     how far the last failed step got (order_reach)."""
 
     reached: tuple[tuple[int, int], ...] | None
@@ -81,6 +81,11 @@ class _Node:
     trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
 
 
+def _objects(node: _Node) -> tuple[dict[str, object], frozenset[str] | None]:
+    assert node.objects is not None
+    return node.objects[0], node.live
+
+
 class Tree:
     """One search over a namespace: `explore` runs threads to their check and says which passed."""
 
@@ -107,11 +112,7 @@ class Tree:
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
         self._held = 0  # states held (the layer being expanded and the next)
-        self.step_cost = 0.0  # seconds a step takes, on average (a running mean)
-        self.compare_cost = 0.0  # seconds a state's fingerprint takes, on average
-        self.copy_cost = 0.0  # seconds a state's copy takes, on average
-        self.compared = self.merges = 0  # nodes compared, and merged into another
-        self.rebuild_cost = 0.0  # seconds running setup again takes, on average
+        self.costs = Costs()
         self._start: Settings | None = None
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
@@ -128,7 +129,7 @@ class Tree:
         began = time.perf_counter()
         try:
             _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
-            self.copy_cost = time.perf_counter() - began
+            self.costs.copied(time.perf_counter() - began)
         except Opaque:
             if self.rebuild is None:
                 raise
@@ -212,7 +213,7 @@ class Tree:
                 self.budget.tick(self._held + len(children))
             began = time.perf_counter()
             failure = self.run_step(step)
-            self.step_cost += (time.perf_counter() - began - self.step_cost) / 16
+            self.costs.stepped(time.perf_counter() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.add(self.runs.reached)
@@ -287,7 +288,7 @@ class Tree:
                 began = time.perf_counter()
                 try:
                     _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
-                    self.copy_cost += (time.perf_counter() - began - self.copy_cost) / 16
+                    self.costs.copied(time.perf_counter() - began)
                 except Opaque:
                     node.opaque = True
             if copy is not None:
@@ -299,7 +300,7 @@ class Tree:
             assert self.rebuild is not None and self._start is not None
             began = time.perf_counter()
             fresh = self.rebuild()
-            self.rebuild_cost += (time.perf_counter() - began - self.rebuild_cost) / 4
+            self.costs.rebuilt(time.perf_counter() - began)
             self.rebuilds += 1
             fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
             self._put(fresh, self._start)
@@ -316,11 +317,7 @@ class Tree:
             self.steps += 1
 
     def _rebuild_is_cheaper(self, node: _Node) -> bool:
-        """Whether running setup again and the node's steps from the start costs less than a copy (a
-        small search, a state that takes long to walk)."""
-        if self.rebuild is None or not (self.copy_cost and self.rebuild_cost):
-            return False
-        return self.rebuild_cost + len(node.trail) * self.step_cost < self.copy_cost
+        return self.rebuild is not None and self.costs.rebuild_is_cheaper(len(node.trail))
 
     def _put(self, ns: dict[str, object], settings: Settings) -> None:
         self.ns.clear()
@@ -338,25 +335,15 @@ class Tree:
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
         compared = len(children)
         for coarse in buckets.values():
-            for bucket in _split(coarse) if compare and len(coarse) > 1 else [coarse]:
-                if len(bucket) == 1 or not compare or not self._worth_comparing(bucket):
+            for bucket in split(coarse, _objects) if compare and len(coarse) > 1 else [coarse]:
+                work = [self._work(node) for node in bucket] if compare and len(bucket) > 1 else []
+                if len(bucket) == 1 or not compare or not self.costs.worth_comparing(work):
                     merged += bucket
                 else:
                     self._merge_bucket(bucket, merged)
         if compare and compared >= 16:
             self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
         return merged
-
-    def _worth_comparing(self, bucket: list[_Node]) -> bool:
-        """Whether merging the bucket's nodes could save more than comparing them costs: at best all
-        but the busiest node's steps still to come are saved (where little is left to run, as near
-        the end of a small search, running it costs less than comparing), as likely as merges have
-        been so far."""
-        if not self.compare_cost:
-            return True
-        work = [self._work(node) for node in bucket]
-        likely = (self.merges + 1) / (self.compared + 2)  # the share of compared nodes merged so far
-        return likely * (sum(work) - max(work)) * self.step_cost > len(bucket) * self.compare_cost
 
     def _work(self, node: _Node) -> int:
         """The steps the node's threads still have to run (the check included)."""
@@ -379,15 +366,13 @@ class Tree:
                 key, _ = order_state.capture(
                     child.objects[0], child.live, self.shared, False, self.graphs, self.spans
                 )
-                self.compare_cost += (time.perf_counter() - began - self.compare_cost) / 16
             except Opaque:
                 child.opaque = True
                 merged.append(child)
                 continue
             key = (key, child.objects[1].token())
-            self.compared += 1
+            self.costs.fingerprinted(time.perf_counter() - began, key in seen)
             if key in seen:
-                self.merges += 1
                 seen[key].threads += child.threads
             else:
                 seen[key] = child
@@ -406,36 +391,3 @@ class Tree:
             origin = self.orders.program.origin
             point.add((1 + t.ran // m, sum(1 << origin(b) for chunk in done for b in chunk)))
         return frozenset(point)
-
-
-def _split(bucket: list[_Node]) -> list[list[_Node]]:
-    """The bucket by what tells states apart at a glance: the live variables that are plain values or
-    small tensors (equal states agree on them; comparing whole states is left to those that do)."""
-    parts: dict[object, list[_Node]] = {}
-    for node in bucket:
-        assert node.objects is not None
-        parts.setdefault(_glance(node.objects[0], node.live), []).append(node)
-    return list(parts.values())
-
-
-def _glance(ns: dict[str, object], live: Iterable[str] | None) -> tuple[object, ...]:
-    """A cheap summary of the live variables that equal states share: plain values and small tensors
-    as they are, anything else by its type (coarser than capture's fingerprint, never finer)."""
-    seen: list[object] = []
-    for name in sorted(ns if live is None else set(live) & set(ns)):
-        value = ns[name]
-        kind = type(value)
-        if kind in order_state.ATOMS:
-            seen.append((name, kind, value))
-        elif isinstance(value, torch.Tensor) and kind is torch.Tensor and value.numel() <= 64:
-            seen.append((name, value.dtype, tuple(value.shape), _small_bytes(value)))
-        else:
-            seen.append((name, kind))
-    return tuple(seen)
-
-
-def _small_bytes(t: torch.Tensor) -> bytes:
-    try:
-        return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-    except (RuntimeError, TypeError):  # a tensor of a kind that cannot be read so: no summary of it
-        return b""
