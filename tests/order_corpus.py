@@ -100,6 +100,30 @@ def training_step(rng: random.Random) -> SearchJob:
     return job(setup, lines, check, repeat=repeat, distractors=distractors)
 
 
+def logged_step(rng: random.Random) -> SearchJob:
+    """A training step that also keeps a running loss and counts what it saw: lines that hardly depend
+    on each other, the reference's names reused or not."""
+    reuse = rng.random() < 0.5
+    setup, step = _model_setup(rng, reuse, False)
+    loss = "loss" if reuse else "ref_loss"
+    setup += "running, seen, ref_running = 0.0, 0, 0.0\n"
+    setup += "".join(s + "\n" for s in step.splitlines()) + f"ref_running += {loss}.item()\n"
+    lines = [
+        "opt.zero_grad()",
+        "out = model(x)",
+        "loss = criterion(out, y)",
+        "loss.backward()",
+        "opt.step()",
+        "running += loss.item()",
+        "seen += len(y)",
+    ]
+    check = (
+        "assert all(torch.allclose(a, b) for a, b in zip(model.parameters(), ref.parameters()))\n"
+        "assert abs(running - ref_running) < 1e-6 and seen == 4\n"
+    )
+    return job(setup, lines, check, distractors=("running = loss.item()",))
+
+
 def amp_step(rng: random.Random) -> SearchJob:
     """A training step with AMP's GradScaler on the CPU (its state is keyed by id(optimizer))."""
     reuse = rng.random() < 0.5
@@ -186,7 +210,7 @@ def optimizer_state(rng: random.Random) -> SearchJob:
     return job(setup, lines, "assert torch.allclose(w, ref_w)\n", repeat=2)
 
 
-SHAPES = [training_step, training_step, amp_step, accumulation, indented_loop, optimizer_state]
+SHAPES = [training_step, training_step, logged_step, amp_step, accumulation, indented_loop, optimizer_state]
 
 
 def corpus(n: int, seed: int = CORPUS_SEED) -> list[tuple[str, SearchJob]]:

@@ -1,8 +1,6 @@
-"""Running an order puzzle's search inside a worker: the steps, the fast and the plain search, feedback.
+"""Running an order puzzle's search inside a worker: the fast and the plain search, usable distractors,
+placements at other levels, feedback (the steps themselves: order_steps).
 
-Each step is compiled once. Without indentation a step is one block, compiled on its own as always.
-With indentation a step is one top-level statement assembled from several blocks; it is compiled with
-every line numbered as in the card file, so a traceback shows the lines the learner would have written.
 The fast search (order_tree) answers where it can vouch for its answer, the plain one (every candidate
 from a fresh namespace) elsewhere; both restore torch's settings and generators before each start.
 """
@@ -41,7 +39,7 @@ from quizgen.execution.snippets import (
 )
 
 USABLE_BATCH = 4096  # ways to use a distractor searched at once
-SMALL = 0.05  # CPU seconds under which the plain search is run: the fast one costs more to start
+SMALL = 0.25  # CPU seconds under which the plain search is run: the fast one costs more to start
 
 
 class _Discard:
@@ -232,9 +230,10 @@ def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) 
 
 
 def _small(runs: Runs, candidates: int) -> bool:
-    """Whether running every candidate from the start costs less than what the fast search spends
-    before it runs any (its code read, setup run again, the start walked and copied): then the plain
-    search is the faster one, and the one run."""
+    """Whether running every candidate from the start costs so little that the fast search costs more:
+    what it spends to start (its code read, setup run again, the start walked and copied) and to copy
+    and compare states (each a handful of steps of a training step) is not won back by a few merges.
+    Then the plain search is the faster one, and the one run."""
     return candidates * runs.one < max(SMALL, 2 * runs.start_cost)
 
 
