@@ -35,10 +35,11 @@ def warm_process() -> Iterator[None]:
 @pytest.fixture
 def plain_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records each time the fast search runs ("fast") and gives up for the plain one ("plain"); every
-    search is run fast, however small (else a small one is run plain, by choice: order_runs.SMALL)."""
+    search is run fast, however small or unmerged (else run plain by choice: order_runs._small, _unmerged)."""
     fallbacks: list[str] = []
     explore = order_runs._explore
     monkeypatch.setattr(order_runs, "SMALL", 0.0, raising=False)  # (none on main)
+    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False, raising=False)
 
     def recording(tree: order_runs.Tree, threads: list[order_runs.Thread]) -> list[order_runs.Thread]:
         fallbacks.append("fast")

@@ -38,6 +38,7 @@ def always_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     from quizgen.execution import order_runs
 
     monkeypatch.setattr(order_runs, "SMALL", 0.0)
+    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
 
 
 def _differing(puzzles: list[SearchJob]) -> list[tuple[int, list[str], object, object]]:

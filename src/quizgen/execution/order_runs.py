@@ -14,7 +14,7 @@ import time
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
-from quizgen.execution import cite, order_feedback, order_settings
+from quizgen.execution import cite, order_feedback, order_settings, order_split
 from quizgen.execution.order_budget import Budget
 from quizgen.execution.order_names import (
     Liveness,
@@ -39,6 +39,7 @@ from quizgen.execution.snippets import (
 )
 
 USABLE_BATCH = 4096  # ways to use a distractor searched at once
+NODE_COST = 70e-6  # CPU seconds the fast search spends on each state it meets, besides running steps
 SMALL = 0.25  # CPU seconds under which the plain search is run: the fast one costs more to start
 
 
@@ -79,11 +80,10 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Discard()
     try:
-        if tried * runs.one < 4 * SMALL:  # a small search: what one candidate costs, compiled
-            order_settings.restore_settings(start)
-            started = time.process_time()
-            runs.attempt(program.chunks(lines))
-            runs.one = time.process_time() - started
+        order_settings.restore_settings(start)  # what one candidate costs, its steps compiled
+        started = time.process_time()
+        runs.attempt(program.chunks(lines))
+        runs.one = min(runs.one, time.process_time() - started)
         accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
@@ -188,7 +188,7 @@ def _accepted(
     runs: Runs, orders: Orders, start: Settings, fast: bool, share: Share | None = None
 ) -> list[list[int]]:
     """The orders that pass the check (those of one part of a split search), sorted."""
-    if fast and not _small(runs, orders.count(MAX_CANDIDATES)):
+    if fast and not _small(runs, orders.count(MAX_CANDIDATES)) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
             tree = _tree(runs, start, orders, share)
             tree.cap_passed = True
@@ -235,6 +235,15 @@ def _small(runs: Runs, candidates: int) -> bool:
     and compare states (each a handful of steps of a training step) is not won back by a few merges.
     Then the plain search is the faster one, and the one run."""
     return candidates * runs.one < max(SMALL, 2 * runs.start_cost)
+
+
+def _unmerged(runs: Runs, orders: Orders) -> bool:
+    """Whether the fast search would meet so many states (its lines hardly commute: 8 appends to one
+    list) that what it spends on each (NODE_COST) passes what running every candidate costs."""
+    if runs.program.indented:
+        return False  # (no estimate of what commutes: a statement holds several blocks)
+    even = int(orders.count(MAX_CANDIDATES) * runs.one / NODE_COST)
+    return order_split.states(orders, even + 1) > even
 
 
 def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
