@@ -103,6 +103,8 @@ def _warn(report: Any) -> None:
         echo(f"warning: {warning}", err=True)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
+    for note in report.shared:
+        echo(f"note: {note}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

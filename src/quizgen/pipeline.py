@@ -58,6 +58,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
     sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
+    shared: list[Problem] = field(default_factory=list)  # cards that changed state later cards would see
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
     @property
@@ -211,6 +212,7 @@ def _check(options: Options, cache: Cache) -> Report:
     plan.problems += text_errors
     plan.warnings += text_warnings
     unsandboxed: list[str] = []
+    shared: list[Problem] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     done = 0
@@ -225,6 +227,8 @@ def _check(options: Options, cache: Cache) -> Report:
             raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
         cache.put(key, outcome)
         plan.verified(key, outcome)
+        if outcome.contaminated and not outcome.cold:
+            shared.append(_shared_state(plan.cards[key][0], outcome.contaminated))
         return not (options.fail_fast and plan.problems)
 
     if plan.work and not (options.fail_fast and plan.problems):
@@ -253,8 +257,20 @@ def _check(options: Options, cache: Cache) -> Report:
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
+    report.shared = loader.in_source_order(shared)
     report.settings = project
     return report
+
+
+def _shared_state(card: Card, changed: list[str]) -> Problem:
+    """A note that the card changed state later cards would see (what torch changes on first use in a
+    warm pool is not such a change): the job ran last in its worker, which was replaced."""
+    what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    message = (
+        f"changed state later cards would see ({what}): its worker ran nothing after it and was replaced "
+        "(its result stands and is cached; a card that undoes what it changes keeps its worker)"
+    )
+    return Problem(card.at(kinds.get(card.kind).run_field), message)
 
 
 def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:

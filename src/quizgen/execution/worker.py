@@ -65,15 +65,12 @@ def _warm_up(optimizers: bool) -> str:
     torch.set_num_interop_threads(1)
     warnings.formatwarning = _learner_warning
     runner.remember_state()
-    if not optimizers:
-        return str(torch.__version__)
-    # The first optimizer pulls in torch._dynamo (seconds): pay that once, here, not in every worker.
-    w = torch.nn.Parameter(torch.ones(2))
-    for opt_cls in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
-        opt = opt_cls([w], lr=0.1)
-        (w * w).sum().backward()
-        opt.step()
-        opt.zero_grad()
+    if optimizers:
+        # The first optimizer pulls in torch._dynamo (seconds), and torch patches shared state the first
+        # time each feature is used: pay both once, here, not in every worker (warm.py).
+        from quizgen.execution import warm
+
+        warm.first_use()
     return str(torch.__version__)
 
 
@@ -169,6 +166,7 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch
                 result = isolate.run_isolated(task["job"], workdir, task["timeout"])
             else:
                 result = _run_in_place(task, workdir)
+                watch.restore()
                 changed = watch.changed()
                 if changed:
                     result["contaminated"] = changed
@@ -190,6 +188,7 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch
 class _Worker:
     def __init__(self, pid: int, to_fd: int, from_fd: int, workdir: str) -> None:
         self.pid = pid
+        self.pidfd: int | None = None  # readable once the worker has ended (None where Linux has no pidfd)
         self.to_fd = to_fd
         self.from_fd = from_fd
         self.workdir = workdir
@@ -223,8 +222,10 @@ class _Zygote:
         torch_version: str,
         watch: Watch | None,
         parent: int | None = None,
+        cold: bool = False,
     ) -> None:
         self.watch = watch  # taken here, once: every worker is forked from this state
+        self.cold = cold  # not warmed: torch's first-use changes show as a job's (warm.py)
         self.parent = parent  # a pidfd of quizgen's process: readable once it has ended
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
@@ -258,6 +259,11 @@ class _Zygote:
         worker.in_place = self.watch is not None
         self.workers[from_read] = worker
         self.sel.register(from_read, selectors.EVENT_READ, worker)
+        # Its end is noticed when it ends, not when its pipe closes: a process its snippet forked may
+        # hold the pipe open for as long as it likes.
+        with contextlib.suppress(OSError, AttributeError):  # not Linux, or before 5.3: the pipe only
+            worker.pidfd = os.pidfd_open(pid)
+            self.sel.register(worker.pidfd, selectors.EVENT_READ, _Ended(worker))
         return worker
 
     def assign(self, worker: _Worker, message: Request) -> None:
@@ -287,6 +293,8 @@ class _Zygote:
     def reply(self, worker: _Worker, result: Result) -> None:
         worker.retiring = worker.retiring or bool(result.pop("retire", False))
         result["torch_version"] = self.torch_version
+        if self.cold and result.get("contaminated"):
+            result["cold"] = True
         if not worker.cancelled:
             self.send({"id": worker.job_id or "", "result": result})
         worker.job_id = None
@@ -298,18 +306,34 @@ class _Zygote:
             return
         if chunk:
             worker.data += chunk
-            if worker.data.endswith(b"\n") and worker.job_id is not None:
-                result: Result = json.loads(worker.data)
-                worker.data.clear()
-                self.reply(worker, result)
+            self.answered(worker)
             return
         self.bury(worker)
 
+    def answered(self, worker: _Worker) -> None:
+        """Send the worker's result once a whole one has come."""
+        if worker.data.endswith(b"\n") and worker.job_id is not None:
+            result: Result = json.loads(worker.data)
+            worker.data.clear()
+            self.reply(worker, result)
+
+    def ended(self, worker: _Worker) -> None:
+        """The worker process ended (its pidfd): take what it wrote before, then bury it."""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(worker.from_fd, 1 << 16):
+                worker.data += chunk
+        self.answered(worker)
+        self.bury(worker)
+
     def bury(self, worker: _Worker) -> None:
-        """A worker's pipe closed: it retired, crashed, was killed, or ended itself."""
+        """A worker ended or its pipe closed: it retired, crashed, was killed, or ended itself. What its
+        jobs started (orphans that came to this subreaper) is killed now."""
         self.sel.unregister(worker.from_fd)
         os.close(worker.from_fd)
         os.close(worker.to_fd)
+        if worker.pidfd is not None:
+            self.sel.unregister(worker.pidfd)
+            os.close(worker.pidfd)
         del self.workers[worker.from_fd]
         _, status = os.waitpid(worker.pid, 0)
         isolate.reap_orphans(keep={w.pid for w in self.workers.values()})
@@ -347,8 +371,12 @@ class _Zygote:
             for key, _ in self.sel.select(timeout=max(0.0, min(wait, 1.0))):
                 if key.data is _PARENT:
                     return  # quizgen is gone (killed, say): nothing will read a result
-                if key.data is not None:
-                    if key.data.from_fd in self.workers:
+                if isinstance(key.data, _Ended):
+                    if self.workers.get(key.data.worker.from_fd) is key.data.worker:
+                        self.ended(key.data.worker)
+                    continue
+                if isinstance(key.data, _Worker):
+                    if self.workers.get(key.data.from_fd) is key.data:
                         self.readable(key.data)
                     continue
                 chunk = os.read(stdin_fd, 1 << 16)
@@ -377,6 +405,13 @@ class _Zygote:
 
 
 _PARENT = object()  # the selector's mark for quizgen's pidfd
+
+
+class _Ended:
+    """The selector's mark for a worker's pidfd."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
 
 
 def _watch_parent() -> int | None:
@@ -416,7 +451,13 @@ def main() -> None:
         parent = None  # closed: the process waiting outside the sandbox watches quizgen instead
     watch = Watch()
     zygote = _Zygote(
-        max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None, parent
+        max(1, args.jobs),
+        args.timeout,
+        args.memory,
+        torch_version,
+        watch if watch.fast else None,
+        parent,
+        cold=args.cold,
     )
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
     ready["sandbox"] = "" if status.on else status.reason
