@@ -79,6 +79,7 @@ class _Plan:
     warnings: list[Problem] = field(default_factory=list)
     parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
     done: set[str] = field(default_factory=set)  # ids of the cards verified
+    shared: list[Problem] = field(default_factory=list)  # notes: cards that changed state later cards see
 
     def need(self, key: str, job: Job, card: Card) -> None:
         """The card waits for this job's outcome (each distinct job once; `_plan` looks up the cache)."""
@@ -89,6 +90,8 @@ class _Plan:
         """Record what the cards waiting for this outcome get wrong or look suspicious for (a card with
         further jobs once all of them are done)."""
         self.outcomes[key] = outcome
+        if outcome.contaminated and not outcome.cold:  # only a job just run says so, never a cached one
+            self.shared.append(_shared_state(self.cards[key][0], outcome.contaminated))
         for card in self.cards[key]:
             mine = self.outcome_of(card)
             if mine is None or card.id in self.done:
@@ -212,7 +215,6 @@ def _check(options: Options, cache: Cache) -> Report:
     plan.problems += text_errors
     plan.warnings += text_warnings
     unsandboxed: list[str] = []
-    shared: list[Problem] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     done = 0
@@ -227,8 +229,6 @@ def _check(options: Options, cache: Cache) -> Report:
             raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
         cache.put(key, outcome)
         plan.verified(key, outcome)
-        if outcome.contaminated and not outcome.cold:
-            shared.append(_shared_state(plan.cards[key][0], outcome.contaminated))
         return not (options.fail_fast and plan.problems)
 
     if plan.work and not (options.fail_fast and plan.problems):
@@ -257,7 +257,7 @@ def _check(options: Options, cache: Cache) -> Report:
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
-    report.shared = loader.in_source_order(shared)
+    report.shared = loader.in_source_order(plan.shared)
     report.settings = project
     return report
 
