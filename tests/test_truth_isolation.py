@@ -65,6 +65,10 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
         "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
         "torch.Tensor.item = lambda self: 42.0",
         "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
+        "torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: o * 0)",
+        "from torch.optim.optimizer import register_optimizer_step_pre_hook\n"
+        "register_optimizer_step_pre_hook(lambda opt, a, k: None)",
+        "torch.optim.SGD.step = torch.optim.Optimizer.profile_hook_step(lambda self, closure=None: None)",
     ],
 )
 def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: str) -> None:
