@@ -51,6 +51,7 @@ test-fast: $(VENV)/.test
 BENCH_ARGS ?=
 bench: $(VENV)/.test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+	$(BIN)/python bench/orders.py --corpus 40 --corpus-only
 
 clean:
 	rm -rf build $(VENV)

@@ -1,13 +1,17 @@
 """Benchmark the order search: the fast search against the plain one, on one warm process.
 
     python bench/orders.py [--only NAME ...] [--random 200] [--seed 0] [--no-plain] [--snapshots] [--jobs 2]
+                           [--corpus 40] [--corpus-only]
 
 Each puzzle is searched in this process after torch is warm, as one worker does; figures are CPU
 seconds (time.process_time), so other load on the machine counts less. `--jobs N` also runs each
 puzzle through a warm worker pool of 1 and of N workers (a big search is split across them) and gives
 the wall-clock seconds of both (load on the machine counts fully there). `--random N` also searches N
 random small puzzles both ways and counts those whose results differ (the test suite's equivalence
-check, tests/test_order_search_fast.py, runs 200 of them).
+check, tests/test_order_search_fast.py, runs 200 of them). `--corpus N` searches N realistic puzzles
+(tests/order_corpus.py, drawn with BENCH_SEED, not the tests' CORPUS_SEED) both ways and reports the
+share the fast search handles without falling back on the plain one (target >= 95%) and the worst ratio
+of fast to plain CPU time (target <= 1.0); `make bench` runs `--corpus 40 --corpus-only`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.order_corpus import BENCH_SEED, corpus
 from tests.order_puzzles import job, random_puzzle, search, warm
 
 TRAINING_SETUP = """\
@@ -182,6 +187,67 @@ def pooled(names: list[str], jobs: int) -> dict[str, float]:
     return seconds
 
 
+def corpus_figures(n: int, seed: int = BENCH_SEED) -> None:
+    """The corpus searched both ways: the share handled fast alone, the worst fast / plain CPU ratio."""
+    from quizgen.execution import order_runs
+    from quizgen.execution.snippets import SnippetFailed
+
+    fallbacks: list[int] = []
+    explore = order_runs._explore
+
+    def counting(tree: order_runs.Tree, threads: list[order_runs.Thread]) -> list[order_runs.Thread]:
+        try:
+            return explore(tree, threads)
+        except order_runs._Plain:
+            fallbacks.append(1)
+            raise
+
+    trees: list[int] = []
+    make_tree = order_runs._tree
+
+    def tree_counting(*args: object, **kwargs: object) -> order_runs.Tree:
+        trees.append(1)
+        return make_tree(*args, **kwargs)  # type: ignore[arg-type]
+
+    order_runs._explore = counting  # type: ignore[assignment]
+    order_runs._tree = tree_counting  # type: ignore[assignment]
+    fast_alone, chose_plain, differ = 0, 0, 0
+    ratios: dict[bool, list[tuple[float, str, float, float]]] = {True: [], False: []}  # by: run fast
+    for name, puzzle in corpus(n, seed):
+        times, answers, ran_fast = [], [], False
+        for fast in (True, False):
+            best, answer = float("inf"), None
+            for _ in range(3):  # the least of three: small searches take milliseconds
+                del fallbacks[:], trees[:]
+                try:
+                    answer, seconds = search(puzzle, fast=fast)
+                except SnippetFailed as exc:
+                    answer, seconds = exc.message, 0.0
+                best = min(best, seconds)
+            times.append(best)
+            answers.append(answer)
+            if fast:
+                ran_fast = bool(trees)
+                fast_alone += ran_fast and not fallbacks
+                chose_plain += not ran_fast
+        differ += answers[0] != answers[1]
+        ratios[ran_fast].append((times[0] / times[1] if times[1] else 1.0, name, *times))
+    searched = n - chose_plain
+    print(
+        f"{n} realistic puzzles (seed {seed}): {chose_plain} small enough that the plain search is the "
+        f"cheaper one (run by choice); of the other {searched}, the fast search alone answers "
+        f"{fast_alone / max(searched, 1):.0%} (target >= 95%); {differ} answered differently"
+    )
+    for was_fast, what in [(True, "searched fast"), (False, "run plain by choice (the same search twice)")]:
+        if ratios[was_fast]:
+            worst = max(ratios[was_fast])
+            print(
+                f"  worst fast / plain CPU time, {what}: {worst[0]:.2f} (target <= 1.0; {worst[1]}, "
+                f"{worst[2]:.3f} s against {worst[3]:.3f} s)"
+            )
+    order_runs._explore, order_runs._tree = explore, make_tree  # type: ignore[assignment]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -192,8 +258,17 @@ def main() -> None:
     parser.add_argument("--no-plain", action="store_true", help="time the fast search only")
     parser.add_argument("--snapshots", action="store_true", help="also time a fork against a copy")
     parser.add_argument("--jobs", type=int, default=0, help="also time -j 1 and -j N through a pool")
+    parser.add_argument("--corpus", type=int, default=0, help="realistic puzzles to search both ways")
+    parser.add_argument("--corpus-only", action="store_true", help="only the corpus' figures")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    from quizgen.execution import order_budget
+
+    order_budget.SECONDS = float("inf")  # the plain search is timed whole, however long
+    if args.corpus_only:
+        warm()
+        corpus_figures(args.corpus)
+        return
     names = [n for n in PUZZLES if args.only is None or any(word in n for word in args.only)]
     if args.jobs:
         alone, split = pooled(names, 1), pooled(names, args.jobs)
@@ -225,6 +300,8 @@ def main() -> None:
             plain_total += plain_s
         times = f"fast {fast_total:.2f} s, plain {plain_total:.2f} s"
         print(f"{args.random} random small puzzles: {differ} differ; {times}")
+    if args.corpus:
+        corpus_figures(args.corpus)
 
 
 if __name__ == "__main__":

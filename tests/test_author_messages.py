@@ -106,8 +106,8 @@ def test_a_mismatch_says_what_was_declared_what_ran_and_what_to_write(
     [
         (
             "deck: T\ncards:\n  - id: a\n    kind: basic\n   front: f\n    back: b\n",
-            "t.yaml:5:4: invalid YAML: did not find expected '-' indicator (check this line's indentation: "
-            "a card's keys line up under its `id`, and a new card starts with '- ')",
+            "t.yaml:5:4: invalid YAML: did not find expected '-' indicator (`front:` at line 5 is indented "
+            "1 space less than `kind:` at line 4: line it up with it)",
         ),
         (
             "deck: T\ncards:\n  - id: a\n    kind: basic\n    front: f: g\n    back: b\n",

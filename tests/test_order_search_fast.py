@@ -32,6 +32,15 @@ def warm_process() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def always_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search here runs fast, however small (else a small one is run plain, by choice)."""
+    from quizgen.execution import order_runs
+
+    monkeypatch.setattr(order_runs, "SMALL", 0.0)
+    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
+
+
 def _differing(puzzles: list[SearchJob]) -> list[tuple[int, list[str], object, object]]:
     """The puzzles the fast and the plain search answer differently, with both answers."""
     differ = []

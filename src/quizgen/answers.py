@@ -177,6 +177,8 @@ def _yaml(computed: Answer) -> str:
     scalar = _scalar_of(computed)
     if isinstance(scalar, bool) or scalar is None:
         return {True: "true", False: "false", None: "null"}[scalar]
+    if isinstance(scalar, str) and scalar in ("nan", "inf", "-inf"):  # how JSON carries them
+        return {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}[scalar]
     dtype = computed.get("dtype")
     return display.number(scalar, dtype) if computed["type"] == "tensor" else show(computed)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import click
 
 from quizgen import __version__
 from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
-from quizgen.errors import count
+from quizgen.errors import count, warning_lines
 from quizgen.terminal import echo, guard
 
 _common = [
@@ -49,6 +50,12 @@ _common = [
     ),
     click.option("--no-cache", "no_cache", is_flag=True, help="Execute every snippet again."),
     click.option(
+        "--all-warnings",
+        "all_warnings",
+        is_flag=True,
+        help="Show every warning, also those an earlier run showed already.",
+    ),
+    click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
         default=None,
@@ -86,6 +93,7 @@ def _options(**kw: Any) -> Any:
         timeout=kw["timeout"],
         max_timeout=kw["max_timeout"],
         sandbox=kw["sandbox"],
+        warn_once=not kw["all_warnings"],
         progress=progress_printer(),
         waiting=lambda: echo("waiting for another build of this project to finish", err=True),
     )
@@ -99,15 +107,42 @@ def _summary(report: Any) -> str:
 
 
 def _warn(report: Any) -> None:
-    for warning in report.warnings:
-        echo(f"warning: {warning}", err=True)
+    for line in warning_lines(report.warnings, report.repeated):
+        echo(line, err=True)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
     for note in report.shared:
         echo(f"note: {note}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands people reach for that quizgen spells another way: what to type instead.
+_INSTEAD = {
+    "watch": "To rebuild on every change: quizgen build --watch (quizgen serve also serves the quiz)",
+    "preview": "To see the quiz: quizgen serve",
+    "new": "To start a card project: quizgen init",
+    "test": "To verify the cards without writing outputs: quizgen check",
+    "verify": "To verify the cards without writing outputs: quizgen check",
+}
+
+
+class _Commands(click.Group):
+    """A group whose unknown commands say what to type instead."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if self.get_command(ctx, name) is None and not name.startswith("-") and not ctx.resilient_parsing:
+            if name in _INSTEAD:
+                hint = f" {_INSTEAD[name]}."
+            else:
+                close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+                hint = f" Did you mean 'quizgen {close[0]}'?" if close else ""
+            raise click.UsageError(f"No such command '{name}'.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="quizgen")
 def cli() -> None:
     """Anki decks and HTML quizzes from YAML cards whose answers are computed by running PyTorch."""

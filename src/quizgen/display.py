@@ -5,6 +5,7 @@ describes values with it, and the tests check it against numpy."""
 from __future__ import annotations
 
 import math
+import re
 
 from quizgen.execution.protocol import JSON
 
@@ -17,6 +18,8 @@ FORMATS: dict[str, tuple[int, int, float]] = {
 }
 DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")  # torch's repr leaves these out; so do we
 MAX_SHOWN = 100  # elements shown one by one; a larger tensor shows as torch prints it (summarised)
+DECIMAL_DIGITS = 12  # a float64 shows with at most this many significant digits when it is ...
+NOISE_ULPS = 16  # ... within this many units in the last place of it (0.1 + 0.2 -> 0.3)
 MAX_DIGITS = 6  # a tensor whose elements need more (measured noise: 1.5004883) shows as torch prints it
 
 
@@ -30,11 +33,25 @@ def round_to(x: float, dtype: str) -> float:
     return math.copysign(math.inf, x) if abs(rounded) > largest else rounded
 
 
+def decimal(x: float) -> str:
+    """A float64 as people write it: the fewest significant digits (at most DECIMAL_DIGITS) whose value
+    lies within NOISE_ULPS units in the last place of `x` (0.1 + 0.2 shows as 0.3: the noise of binary
+    arithmetic on decimal inputs), else Python's repr (1/3 shows as 0.3333333333333333)."""
+    if x == 0 or not math.isfinite(x):
+        return repr(x)
+    near = NOISE_ULPS * math.ulp(x)
+    for digits in range(1, DECIMAL_DIGITS + 1):
+        candidate = float(f"{x:.{digits - 1}e}")
+        if abs(candidate - x) <= near:
+            return repr(candidate)
+    return repr(x)
+
+
 def shortest(x: float, dtype: str | None = None) -> str:
     """The fewest significant digits whose value, cast to `dtype`, is `x` cast to `dtype`; written as
-    Python writes floats. float64 (or no dtype) is Python's repr."""
+    Python writes floats. float64 (or no dtype) drops the noise of decimal arithmetic (`decimal`)."""
     if dtype not in FORMATS or x == 0 or not math.isfinite(x):
-        return repr(x)
+        return decimal(x)
     target = round_to(x, dtype)
     for digits in range(1, 18):
         mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
@@ -106,3 +123,25 @@ def short_enough(value: JSON, dtype: str) -> bool:
         return True
     digits = shortest(value, dtype).lstrip("-").split("e")[0].replace(".", "").strip("0")
     return len(digits) <= MAX_DIGITS
+
+
+_PRINTED_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?(?![\w.])")
+NOISY_DIGITS = 15  # a printed float with this many significant digits or more may be noise
+
+
+def noise(printed: str) -> list[tuple[str, str]]:
+    """The floats a snippet printed with representation noise, each with how it reads without:
+    `0.10000002384185791` (a float32 printed as float64) as `0.1`, `0.30000000000000004` as `0.3`."""
+    found: list[tuple[str, str]] = []
+    for m in _PRINTED_FLOAT.finditer(printed):
+        written = m.group(0)
+        digits = written.lstrip("-").lower().split("e")[0].replace(".", "").lstrip("0")
+        if len(digits) < NOISY_DIGITS:
+            continue
+        x = float(written)
+        better = decimal(x)
+        if round_to(x, "float32") == x and len(shortest(x, "float32")) < len(better):
+            better = shortest(x, "float32")
+        if len(better) < len(written) - 3 and (written, better) not in found:
+            found.append((written, better))
+    return found

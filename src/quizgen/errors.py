@@ -69,21 +69,36 @@ class UsageError(QuizgenError):
     exit_code = 2
 
 
+def warning_lines(warnings: Iterable[Problem], repeated: int = 0) -> list[str]:
+    """Each warning as printed, and a note of those shown before and not repeated."""
+    lines = [f"warning: {w}" for w in warnings]
+    if repeated:
+        them = "it" if repeated == 1 else "them"
+        told = count(repeated, "warning")
+        lines.append(f"note: {told} shown before, not repeated (--all-warnings shows {them})")
+    return lines
+
+
 class CardErrors(QuizgenError):
-    """One or more cards are wrong; every problem is listed with its location."""
+    """One or more cards are wrong; every problem is listed with its location, errors first, then the
+    warnings (true but suspicious) after a blank line."""
 
     def __init__(
-        self, problems: Iterable[Problem], what: str = "card error", warnings: Iterable[Problem] = ()
+        self,
+        problems: Iterable[Problem],
+        what: str = "card error",
+        warnings: Iterable[Problem] = (),
+        repeated: int = 0,
     ) -> None:
         self.problems = list(problems)
         self.warnings = list(warnings)
+        self.repeated = repeated  # warnings shown before and not repeated
         n = len(self.problems)
-        lines = [f"warning: {w}" for w in self.warnings] + [str(p) for p in self.problems]
-        lines.append(count(n, what))
-        super().__init__("\n".join(lines))
+        super().__init__("\n".join([*(str(p) for p in self.problems), count(n, what)]))
 
     def format_message(self) -> str:
-        return self.message
+        after = warning_lines(self.warnings, self.repeated)
+        return self.message + ("\n\n" + "\n".join(after) if after else "")
 
 
 class OutputError(QuizgenError):

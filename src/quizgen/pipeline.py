@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, settings, state, verify
+from quizgen import confine, kinds, settings, state, timeouts, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
@@ -46,6 +46,7 @@ class Options:
     sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
     waiting: Callable[[], None] | None = None  # told when another build of the project holds it
     prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
+    warn_once: bool = False  # leave out the warnings an earlier run showed (warned.py)
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Report:
     sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
     shared: list[Problem] = field(default_factory=list)  # cards that changed state later cards would see
+    repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
     @property
@@ -206,6 +208,8 @@ def _check(options: Options, cache: Cache) -> Report:
     # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
     project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
+    if not options.timeout:  # the user's own --timeout replaces the cards' as it does quizgen.toml's
+        load_problems += timeouts.over_ceiling(decks, options.max_timeout)
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
@@ -224,38 +228,31 @@ def _check(options: Options, cache: Cache) -> Report:
         done += 1
         if options.progress:
             options.progress(done, len(plan.work))
+        card = plan.cards[key][0]
         if outcome.internal is not None:
-            card = plan.cards[key][0]
             raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
+        outcome = timeouts.explained(
+            outcome, plan.work[key], card, options.timeout, project.timeout, options.max_timeout
+        )
         cache.put(key, outcome)
         plan.verified(key, outcome)
         return not (options.fail_fast and plan.problems)
 
     if plan.work and not (options.fail_fast and plan.problems):
-        from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
-
-        run = execute(
-            plan.work,
-            jobs=options.jobs,
-            timeout=options.timeout or project.timeout,
-            memory=options.memory,
-            on_result=on_result,
-            pool=options.pool,
-            sandbox=options.sandbox,
-            keep=[options.cards_dir],
-            unsandboxed=unsandboxed,
-        )
-        plan.outcomes.update(run)
+        _run(options, plan, project.timeout, on_result, unsandboxed)
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
     verified = [
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
     ]
-    warnings = loader.in_source_order(plan.warnings + filling.warnings)
+    warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings), 0
+    if options.warn_once:
+        warnings, repeated = warned.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:
-        raise CardErrors(loader.in_source_order(plan.problems + filling.errors), warnings=warnings)
+        errors = loader.in_source_order(plan.problems + filling.errors)
+        raise CardErrors(errors, warnings=warnings, repeated=repeated)
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
-    report = Report(verified, len(plan.work), cached, seconds, warnings=warnings)
+    report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.shared = loader.in_source_order(plan.shared)
     report.settings = project
@@ -271,6 +268,35 @@ def _shared_state(card: Card, changed: list[str]) -> Problem:
         "(its result stands and is cached; a card that undoes what it changes keeps its worker)"
     )
     return Problem(card.at(kinds.get(card.kind).run_field), message)
+
+
+def _run(
+    options: Options,
+    plan: _Plan,
+    project_timeout: float,
+    on_result: Callable[[str, Outcome], bool],
+    unsandboxed: list[str],
+) -> None:
+    """Execute the plan's work, each job within its cards' timeout."""
+    from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
+
+    run = execute(
+        plan.work,
+        jobs=options.jobs,
+        timeout=options.timeout or project_timeout,
+        memory=options.memory,
+        on_result=on_result,
+        pool=options.pool,
+        sandbox=options.sandbox,
+        keep=[options.cards_dir],
+        unsandboxed=unsandboxed,
+        timeouts={
+            key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
+            for key in plan.work
+        },
+    )
+    for key, outcome in run.items():
+        plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
 
 
 def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:

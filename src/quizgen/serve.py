@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from quizgen import confine, pipeline, terminal
 from quizgen.cards.loader import card_files
-from quizgen.errors import QuizgenError, UsageError, count
+from quizgen.errors import QuizgenError, UsageError, count, warning_lines
 from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
@@ -90,8 +90,8 @@ def rebuild(options: pipeline.Options, echo: Echo, live: Live | None = None) -> 
         return None
     if live is not None:
         live.built()
-    for warning in report.warnings:
-        echo(f"warning: {warning}")
+    for line in warning_lines(report.warnings, report.repeated):
+        echo(line)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
     echo(

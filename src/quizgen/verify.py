@@ -6,7 +6,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quizgen import kinds, prose
+from quizgen import display, kinds, prose
 from quizgen.cards import schema, text
 from quizgen.cards.model import Card
 from quizgen.constants import MAX_ANSWER_TEXT, MAX_FILLED_TEXT, MAX_FILLED_TOTAL, OUTPUT_LIMIT
@@ -38,7 +38,22 @@ def warnings_for(card: Card, outcome: Outcome | None) -> list[Problem]:
     """What is true but suspicious about an executed card (a hand-written answer, a lax check)."""
     if outcome is None or not outcome.ok:
         return []
-    return kinds.get(card.kind).warnings(card, outcome)
+    kind = kinds.get(card.kind)
+    return kind.warnings(card, outcome) + _noise_warnings(card, outcome, kind.run_field)
+
+
+def _noise_warnings(card: Card, outcome: Outcome, field_name: str) -> list[Problem]:
+    """A warning when what the card printed (shown to learners as is) holds float noise."""
+    found = display.noise(outcome.output)
+    if not found:
+        return []
+    shown = ", ".join(f"{written} (reads {better})" for written, better in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    message = (
+        f"its printed output shows float noise: {shown}{more}; learners see it as printed: round what"
+        " is printed (`round(x, 4)`, `f'{x:.4g}'`) or call `torch.set_printoptions(precision=4)`"
+    )
+    return [Problem(card.at(field_name), message)]
 
 
 def _answer_size(answer: Answer) -> int:
@@ -74,8 +89,9 @@ class Filling:
 
 
 def bind_prose(card: Card, outcome: Outcome | None, filling: Filling) -> Card:
-    """The card with every `{{placeholder}}` in its text replaced by what execution computed; the filled
-    text is checked like written text (images, math, size), its problems kept in `filling`."""
+    """The card with every `{{placeholder}}` in its text replaced by what execution computed, escaped to
+    read as written; the filled text is checked like written text (images, math, size), its problems
+    kept in `filling`."""
     values = kinds.get(card.kind).cited(card, outcome) if outcome is not None and outcome.ok else {}
     bound = copy.copy(card)
     for name, written in schema.text_fields(card).items():
@@ -95,7 +111,10 @@ def bind_prose(card: Card, outcome: Outcome | None, filling: Filling) -> Card:
         setattr(bound, name, filled)
         cited = [n for n in prose.names(written) if n in values]
         if cited:
-            errors, warnings = text.filled_problems(written, filled, filling.root, where, cited)
+            # checked as the values would read unescaped too: an image or a `\\href` a value brings is
+            # refused, not merely shown as text (its length was bounded by the fill above)
+            unescaped = prose.fill(written, values, limit, raw=True)
+            errors, warnings = text.filled_problems(written, unescaped, filling.root, where, cited)
             filling.errors += errors
             filling.warnings += warnings
     return bound

@@ -6,6 +6,7 @@ rest of the card.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from functools import partial
@@ -15,8 +16,7 @@ from typing import Any
 import yaml
 
 from quizgen import confine, kinds, prose
-from quizgen.cards import continued, schema, stored
-from quizgen.cards.hints import yaml_hint
+from quizgen.cards import continued, hints, schema, stored
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
@@ -40,6 +40,11 @@ _IMPLICIT = {
     first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(_AS_TEXT)]
     for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
 }
+# ... and YAML 1.2's floats on top: `1e-3`, `5E+2`, `1.0e3` are numbers, as people write them (YAML 1.1
+# reads them as text: it wants a dot and a signed exponent, `1.0e-3`).
+_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
+for _first in "-+.0123456789":
+    _IMPLICIT[_first] = [("tag:yaml.org,2002:float", _EXPONENT), *_IMPLICIT.get(_first, [])]
 
 
 class _TooBig(yaml.composer.ComposerError):
@@ -163,7 +168,7 @@ def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         prefix = "" if isinstance(exc, _TooBig) else "invalid YAML: "
-        message = f"{prefix}{exc.problem or exc}{yaml_hint(str(exc.problem or ''))}"
+        message = f"{prefix}{exc.problem or exc}{hints.yaml_hint(str(exc.problem or ''), text, line)}"
         problems.append(Problem(Location(name, line, col), message))
         return None
     except yaml.YAMLError as exc:
@@ -316,8 +321,12 @@ def _card(
             hint = did_you_mean(str(kind_name), list(kinds.names()))
             problems.append(Problem(where, f"unknown kind '{kind_name}'{hint}"))
         return None
+    fields = schema.card_fields(kind_name)
+    if swallowed := hints.swallowed(path, raw, fields, card_id):
+        problems += swallowed  # what the card then lacks, or the block's odd code, would be a cascade
+        return None
     kind = kinds.get(kind_name)
-    reader = Reader(path, node, schema.card_fields(kind_name), problems, card_id, tolerance, answers)
+    reader = Reader(path, node, fields, problems, card_id, tolerance, answers)
     for written in ("id", "kind"):  # read above as written: a tag on them is left to report
         reader.plain(written)
     common = Card(
@@ -329,10 +338,23 @@ def _card(
         explain=reader.text("explain"),
         fields=reader.locations(),
         cite=reader.cite(),
+        timeout=_timeout(reader),
     )
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)
     return card if len(problems) == before else None
+
+
+def _timeout(reader: Reader) -> float | None:
+    """The card's own timeout in seconds, if it gives one (the user's ceiling is checked when it runs)."""
+    node = reader.plain("timeout")
+    value = reader.scalar(node, "timeout") if node is not None else None
+    if node is None or (value is None and not isinstance(node, yaml.ScalarNode)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        reader.error(reader.loc(node, "timeout"), f"timeout is a number of seconds > 0, not {node.value!r}")
+        return None
+    return float(value)
 
 
 def _check_placeholders(card: Card, problems: list[Problem]) -> None:

@@ -48,6 +48,7 @@ class Card:
     explain: str = ""
     fields: dict[str, Location] = field(default_factory=dict)
     cite: dict[str, Snippet] = field(default_factory=dict)  # named expressions its text may quote
+    timeout: float | None = None  # seconds its snippets may run; None: the project's (or --timeout)
 
     def at(self, name: str) -> Location:
         """The location of one of this card's fields (the card's own where the field is absent)."""

@@ -13,7 +13,8 @@ ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 @dataclass(frozen=True)
 class Field:
-    type: str  # markdown, code, expr, bool, repeat, tags, lines, answer, tolerance, id, kind, deck, cards
+    # markdown, code, expr, bool, seconds, repeat, tags, lines, answer, tolerance, id, kind, deck, cards
+    type: str
     required: bool = False
     doc: str = ""
     schema: dict[str, Any] | None = None  # the JSON Schema of a type only one kind has (else by `type`)
@@ -72,6 +73,12 @@ COMMON_FIELDS: dict[str, Field] = {
         False,
         "Named Python expressions evaluated after the card's code; its text quotes them as {{name}}.",
     ),
+    "timeout": Field(
+        "seconds",
+        False,
+        "Seconds this card's snippets may run (instead of quizgen.toml's timeout; an order search gets ten "
+        "times this). At most the user's --max-timeout; the user's --timeout replaces it.",
+    ),
 }
 
 
@@ -102,6 +109,7 @@ def _type_schema(f: Field) -> dict[str, Any]:
         "expr": {"type": "string"},
         "deck": {"type": "string", "minLength": 1},
         "bool": {"type": "boolean"},
+        "seconds": {"type": "number", "exclusiveMinimum": 0},
         "repeat": {"type": "integer", "minimum": REPEAT_MIN, "maximum": REPEAT_MAX},
         "tags": {"type": "array", "items": {"type": "string", "pattern": r"^\S+$"}},
         "lines": {"type": "array", "items": {"type": "string", "minLength": 1}},

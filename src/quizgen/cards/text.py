@@ -5,6 +5,7 @@ warning, since nothing is loaded from the network (it shows as a link)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -84,15 +85,29 @@ def _description_at(deck: Deck) -> Location:
 
 
 def check(decks: list[Deck], root: Path) -> tuple[list[Problem], list[Problem]]:
-    """(errors, warnings) of every deck description and card text; images must lie under `root`."""
+    """(errors, warnings) of every deck description and card text; images must lie under `root`, and a
+    link to a card must name a card of the project."""
     errors: list[Problem] = []
     warnings: list[Problem] = []
+    ids = sorted(card.id for deck in decks for card in deck.cards)
+    known = set(ids)
     for deck in decks:
         found = [(deck.description, _description_at(deck))] if deck.description else []
         for card in deck.cards:
             found += [(text, card.at(name)) for name, text in schema.text_fields(card).items()]
         for text, where in found:
             bad, doubtful = text_problems(text, where.path, root, where)  # images beside their own file
-            errors += bad
+            errors += bad + _link_problems(text, known, ids, where)
             warnings += doubtful
     return errors, warnings
+
+
+def _link_problems(text: str, known: set[str], ids: list[str], where: Location) -> list[Problem]:
+    """A link to a card (`[text](#card:id)`) naming no card of the project is an error at its field."""
+    problems = []
+    for target in markup.card_links(text):
+        if target not in known:
+            close = difflib.get_close_matches(target, ids, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            problems.append(Problem(where, f"link to card '{target}': no card has that id{hint}"))
+    return problems

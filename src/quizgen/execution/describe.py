@@ -93,8 +93,9 @@ def describe(obj: object, dtype: str | None = None) -> Answer:
     if isinstance(obj, (list, tuple)) and _rectangular(obj):
         value = json_number(_plain(obj))
         kind = "bool" if all(isinstance(v, bool) for v in _leaves(obj)) else dtype
-        narrow = kind in display.FORMATS  # else Python's own repr is already what learners should read
-        shown = display.nested(value, kind, "()" if isinstance(obj, tuple) else "[]") if narrow else repr(obj)
+        # floats at their precision, float64 without decimal noise; ints and bools read as Python writes them
+        floats = kind in display.FORMATS or any(isinstance(v, float) for v in _leaves(obj))
+        shown = display.nested(value, kind, "()" if isinstance(obj, tuple) else "[]") if floats else repr(obj)
         return _with_dtype({"type": "list", "value": value, "display": shown}, kind)
     if hasattr(obj, "item") and hasattr(obj, "dtype") and getattr(obj, "shape", None) == ():
         return describe(obj.item(), str(obj.dtype))  # numpy scalars

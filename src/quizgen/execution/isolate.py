@@ -25,6 +25,7 @@ import tempfile
 import time
 import traceback
 
+from quizgen.execution import stuck
 from quizgen.execution.protocol import Job, Result
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -69,6 +70,7 @@ def _child(job: Job, jobdir: str, write_fd: int) -> None:
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
         os.chdir(jobdir)
+        stuck.arm(os.path.dirname(jobdir))  # where it was, should its timeout strike
         result = runner.execute_job(job)
         data = (json.dumps(result) + "\n").encode()
     except BaseException:  # quizgen's own failure (a snippet's exceptions never get here)
@@ -168,12 +170,12 @@ def run_isolated(job: Job, workdir: str, timeout: float) -> Result:
     status = 0
     if not timed_out:
         _, status = os.waitpid(pid, 0)
+    reached = stuck.ask(pid, workdir) if timed_out and not data.endswith(b"\n") else ""
     reap_all(pid)
     shutil.rmtree(jobdir, ignore_errors=True)
     if data.endswith(b"\n"):
         result: Result = json.loads(data)
         return result
     if timed_out:
-        message = f"the snippet did not finish within {timeout:.3g} s (timeout) and was stopped"
-        return {"ok": False, "output": "", "error": message}
+        return {"ok": False, "output": "", "error": stuck.timed_out(timeout, reached)}
     return {"ok": False, "output": "", "error": describe_exit(status)}

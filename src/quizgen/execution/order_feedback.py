@@ -20,7 +20,7 @@ from quizgen.execution.order_program import CHECK, Chunk
 from quizgen.execution.protocol import Feedback, last_line
 
 if TYPE_CHECKING:
-    from quizgen.execution.order_runs import Runs
+    from quizgen.execution.order_steps import Runs
 
 VALUE_CHARS = 80  # of each value's repr
 MAX_VALUES = 4
@@ -46,9 +46,10 @@ def nearby(runs: Runs, accepted: Container[tuple[int, ...]]) -> list[Feedback]:
     n = program.lines
     given = list(range(n))
     tries: list[tuple[list[int], int | None]] = []
-    for d in range(n, len(program.codes)):
+    for d in range(n, program.blocks):
         j = look_alike(program.codes, n, d)
-        tries.append(([*given[:j], d, *given[j + 1 :]], d - n))
+        for at in (b for b in range(len(program.codes)) if program.origin(b) == d):  # at each level
+            tries.append(([*given[:j], at, *given[j + 1 :]], d - n))
     for k in range(n - 1):
         order = given[:]
         order[k], order[k + 1] = order[k + 1], order[k]
@@ -62,6 +63,8 @@ def nearby(runs: Runs, accepted: Container[tuple[int, ...]]) -> list[Feedback]:
         if entry is not None:
             if distractor is not None:
                 entry["distractor"] = distractor
+                if program.indented:
+                    entry["level"] = program.levels[next(b for b in order if program.origin(b) >= n)]
             found.append(entry)
     return found
 
@@ -78,7 +81,8 @@ def _run(runs: Runs, order: list[int]) -> Feedback | None:
     if isinstance(failure, SyntaxError):  # its "on line N" counts the lines of the assembled statement
         exception = f"{type(failure).__name__}: {re.sub(' on line [0-9]+', '', failure.msg)}"
     values = _assert_values(runs, ns, line) if step == CHECK and isinstance(failure, AssertionError) else {}
-    block = -1 if step == CHECK else _block(runs, step, line)
+    block = -1 if step == CHECK else runs.program.origin(_block(runs, step, line))
+    order = [runs.program.origin(b) for b in order]  # (a block at another level is that block)
     return Feedback(order=order, block=block, text=text, exception=exception[:300], values=values)
 
 

@@ -72,10 +72,41 @@ class Program:
     lines: int  # how many of the blocks are the puzzle's lines (the rest are distractors)
     unit: int  # spaces per level; 0 when indentation is not part of the answer
     levels: tuple[int, ...]  # each block's level (all 0 without indentation)
+    # with indentation, after the blocks: each block again at every other level a learner may give it
+    # (`origin` is the block each one is; a candidate uses a block once, at one of its levels)
+    origins: tuple[int, ...] = ()
 
     @property
     def indented(self) -> bool:
         return self.unit > 0
+
+    @property
+    def blocks(self) -> int:
+        """How many blocks the puzzle has (lines and distractors, each counted once)."""
+        return len(self.codes) - len(self.origins)
+
+    def origin(self, block: int) -> int:
+        """The block a block at another level is (a block written so is itself)."""
+        return block if block < self.blocks else self.origins[block - self.blocks]
+
+    def placement(self, block: int) -> tuple[int, int]:
+        """(block, level) of a block at any level."""
+        return self.origin(block), self.levels[block]
+
+    def at_levels(self) -> Program:
+        """The program with every block also at every other level from 0 to one past the deepest
+        used (the levels the quiz lets a learner give a line)."""
+        if not self.indented or self.origins:
+            return self
+        top = max(self.levels, default=0) + 1
+        codes, levels, origins = list(self.codes), list(self.levels), []
+        for b in range(len(self.codes)):
+            for level in range(top + 1):
+                if level != self.levels[b]:
+                    codes.append(self.codes[b])
+                    levels.append(level)
+                    origins.append(b)
+        return Program(tuple(codes), self.lines, self.unit, tuple(levels), tuple(origins))
 
     def source(self, chunk: Chunk) -> tuple[str, list[tuple[int, int]]]:
         """The chunk's source and, for each of its lines, (block, line within the block)."""
@@ -114,10 +145,11 @@ class Program:
 
 
 def program_of(job: SearchJob) -> Program:
+    """The job's program, with indentation its blocks at every level they may take too (at_levels)."""
     blocks = [s["code"] for s in job["lines"] + job["distractors"]]
     unit = job.get("indent", 0)
     levels = tuple(job.get("levels") or [0] * len(blocks))
-    return Program(tuple(blocks), len(job["lines"]), unit, levels)
+    return Program(tuple(blocks), len(job["lines"]), unit, levels).at_levels()
 
 
 @dataclass(frozen=True)
@@ -139,15 +171,31 @@ def flatten(chunks: Sequence[Chunk]) -> list[int]:
 
 class Orders:
     """The candidates of one puzzle: orders of `blocks` that respect `before` (where a block runs at the
-    top level) and, with indentation, whose levels make a program."""
+    top level) and, with indentation, whose levels make a program; with `levels`, each block at any of
+    its levels (Program.at_levels). A mask of placed blocks has one bit per block, whatever its level."""
 
-    def __init__(self, program: Program, blocks: Sequence[int], before: dict[int, set[int]]) -> None:
+    def __init__(
+        self, program: Program, blocks: Sequence[int], before: dict[int, set[int]], levels: bool = False
+    ) -> None:
         self.program, self.blocks = program, list(blocks)
         self.needs = {b: sum(1 << j for j in before.get(b, ())) for b in self.blocks}
         self.full = sum(1 << b for b in self.blocks)
+        chosen = set(self.blocks)
+        every = range(len(program.codes)) if levels else range(program.blocks)
+        self.choices = [b for b in every if program.origin(b) in chosen]  # the blocks at their levels
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
+        self._completions: dict[int, int] = {}
+
+    def completions(self, placed: int) -> int:
+        """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
+        if placed == self.full:
+            return 1
+        if placed not in self._completions:
+            self._completions[placed] = sum(self.completions(after) for _, after in self.next_chunks(placed))
+        return self._completions[placed]
 
     def ready(self, b: int, placed: int) -> bool:
+        b = self.program.origin(b)
         return not placed >> b & 1 and placed & self.needs[b] == self.needs[b]
 
     def next_chunks(self, placed: int) -> list[tuple[Chunk, int]]:
@@ -171,21 +219,23 @@ class Orders:
                     yield (b,), placed | 1 << b
             return
 
+        origin = program.origin
+
         def grow(chunk: list[int], mask: int) -> Iterator[tuple[Chunk, int]]:
             last = shape(program.codes[chunk[-1]])
             if not (last.opens or last.decorates):
                 yield tuple(chunk), mask
-            for b in self.blocks:
-                if not mask >> b & 1 and program.follows(chunk[-1], b):
+            for b in self.choices:
+                if not mask >> origin(b) & 1 and program.follows(chunk[-1], b):
                     top = program.levels[b] == 0
                     if not top or self.ready(b, mask):
                         chunk.append(b)
-                        yield from grow(chunk, mask | 1 << b)
+                        yield from grow(chunk, mask | 1 << origin(b))
                         chunk.pop()
 
-        for b in self.blocks:
+        for b in self.choices:
             if program.starts(b) and self.ready(b, placed):
-                yield from grow([b], placed | 1 << b)
+                yield from grow([b], placed | 1 << origin(b))
 
     def share(self, part: int, parts: int) -> Share:
         """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn

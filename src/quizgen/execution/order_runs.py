@@ -1,22 +1,21 @@
-"""Running an order puzzle's search inside a worker: the steps, the fast and the plain search, feedback.
+"""Running an order puzzle's search inside a worker: the fast and the plain search, usable distractors,
+placements at other levels, feedback (the steps themselves: order_steps).
 
-Each step is compiled once. Without indentation a step is one block, compiled on its own as always.
-With indentation a step is one top-level statement assembled from several blocks; it is compiled with
-every line numbered as in the card file, so a traceback shows the lines the learner would have written.
 The fast search (order_tree) answers where it can vouch for its answer, the plain one (every candidate
 from a fresh namespace) elsewhere; both restore torch's settings and generators before each start.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
+import itertools
 import sys
-from collections.abc import Sequence
+import time
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
-from quizgen.execution import cite, order_feedback, order_settings
+from quizgen.execution import cite, order_feedback, order_settings, order_split
+from quizgen.execution.order_budget import Budget
 from quizgen.execution.order_names import (
     Liveness,
     graphs_comparable,
@@ -26,120 +25,22 @@ from quizgen.execution.order_names import (
     reaches_out,
     views_only,
 )
-from quizgen.execution.order_program import CHECK, Chunk, Orders, Program, Share, flatten, program_of
-from quizgen.execution.order_reach import Tracer, reached
+from quizgen.execution.order_program import Chunk, Orders, Program, Share, flatten
 from quizgen.execution.order_search import dependencies, distractor_variants, readable, relax
 from quizgen.execution.order_settings import Settings
 from quizgen.execution.order_state import Opaque
+from quizgen.execution.order_steps import Runs
 from quizgen.execution.order_tree import Thread, Tree
-from quizgen.execution.protocol import Result, SearchJob, SnippetJob, UsableDistractor
+from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
 from quizgen.execution.snippets import (
     SnippetFailed,
-    compile_snippet,
     format_exception,
     fresh_namespace,
-    run,
 )
 
-
-class Runs:
-    """Compiled steps and the ways to run them on a namespace."""
-
-    def __init__(self, job: SearchJob, setups: list[CodeType], paths: set[str]) -> None:
-        self.job, self.setups, self.paths = job, setups, paths
-        self.program = program_of(job)
-        self.snippets: list[SnippetJob] = job["lines"] + job["distractors"]
-        self.check = compile_snippet(job["check"])
-        self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
-        self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
-        self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
-
-    def code(self, step: Chunk) -> CodeType | SyntaxError:
-        """The step's code, or the syntax error that makes every candidate with this step wrong."""
-        if step not in self.codes:
-            if not self.program.indented:
-                self.codes[step] = compile_snippet(self.snippets[step[0]])
-            else:
-                try:
-                    self.codes[step] = self._assemble(step)
-                except SyntaxError as exc:  # e.g. a body without its `for`: that candidate is wrong
-                    self.codes[step] = exc
-        return self.codes[step]
-
-    def _assemble(self, step: Chunk) -> CodeType:
-        source, where = self.program.source(step)
-        lines = [self.snippets[block]["line"] + k for block, k in where]
-        try:
-            tree = ast.parse(source, self.snippets[0]["path"])
-        except SyntaxError as exc:  # numbered as in the card file, like a traceback
-            exc.lineno = lines[min(max((exc.lineno or 1) - 1, 0), len(lines) - 1)]
-            exc.end_lineno = None
-            raise
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
-                continue
-            start, end = lines[node.lineno - 1], lines[(node.end_lineno or node.lineno) - 1]
-            node.lineno, node.end_lineno = start, max(start, end)
-            if end <= start and node.end_col_offset is not None:
-                node.end_col_offset = max(node.end_col_offset, node.col_offset)
-        return compile(tree, self.snippets[0]["path"], "exec")
-
-    def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
-        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
-        statement of several blocks raises, `reached` says which of its lines (block, line) ran."""
-        code = self.code(step)
-        self.reached = None
-        if isinstance(code, SyntaxError):
-            return code
-        tracer = Tracer(code) if len(step) > 1 and Tracer.usable() else None
-        if tracer is not None:
-            sys.settrace(tracer)
-        try:
-            run(code, ns, "the check" if step == CHECK else "a line")
-        except SnippetFailed:
-            raise
-        except Exception as exc:
-            if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
-                sys.settrace(None)
-                where = self.program.source(step)[1]
-                numbers = [self.snippets[block]["line"] + k for block, k in where]
-                count = reached(tracer.lines, numbers)
-                self.reached = None if count is None else tuple(where[:count])
-            return exc
-        finally:
-            if tracer is not None:
-                sys.settrace(None)
-        return None
-
-    def broken(self, step: Chunk) -> bool:
-        """Whether the step does not compile (it fails from any state). Most statements assembled
-        from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
-        the cost of assembling one numbered as in the card file (its syntax is the same)."""
-        if step in self.codes or not self.program.indented:
-            return isinstance(self.code(step), SyntaxError)
-        if step not in self.valid:
-            try:
-                compile(self.program.source(step)[0], "<step>", "exec")  # (the flags _assemble has)
-                self.valid[step] = True
-            except SyntaxError:
-                self.valid[step] = False
-        return not self.valid[step]
-
-    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
-        """Each of the step's lines as (block, line within the block)."""
-        return tuple(self.program.source(step)[1])
-
-    def attempt(
-        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None
-    ) -> tuple[BaseException | None, dict[str, object], Chunk]:
-        """Run a whole candidate from a fresh namespace: what failed (if anything), the namespace, and
-        the step that failed."""
-        ns = fresh_namespace(self.setups, self.paths) if ns is None else ns
-        for step in [*list(chunks) * self.job["repeat"], CHECK]:
-            failure = self.step(ns, step)
-            if failure is not None:
-                return failure, ns, step
-        return None, ns, CHECK
+USABLE_BATCH = 4096  # ways to use a distractor searched at once
+NODE_COST = 70e-6  # CPU seconds the fast search spends on each state it meets, besides running steps
+SMALL = 0.25  # CPU seconds under which the plain search is run: the fast one costs more to start
 
 
 class _Discard:
@@ -158,32 +59,43 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     runs = Runs(job, setups, paths)
     program = runs.program
     lines = list(range(program.lines))
+    started = time.process_time()
     failure, given_ns, _ = runs.attempt(program.chunks(lines))
+    runs.one = time.process_time() - started  # (with each step's compiling: more than a later run)
     if failure is not None:
         raise SnippetFailed("the order as written fails the check:\n" + format_exception(failure, paths))
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
     predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
-    orders = Orders(program, lines, relax(dependencies(readable(program), predefined), lines))
+    before = relax(dependencies(readable(program), predefined), lines)
+    orders = Orders(program, lines, before)  # each block at its own level (others: _relevelled)
     tried = orders.count(MAX_CANDIDATES)
     if tried > MAX_CANDIDATES:
         raise SnippetFailed(
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
             "the lines depend on each other"
         )
+    runs.budget = Budget(tried)
     part = job.get("part")
     share = None if part is None else orders.share(*part)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Discard()
     try:
+        order_settings.restore_settings(start)  # what one candidate costs, its steps compiled
+        started = time.process_time()
+        runs.attempt(program.chunks(lines))
+        runs.one = min(runs.one, time.process_time() - started)
         accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
         usable = _usable(runs, accepted, start, fast)
+        relevelled = _relevelled(runs, accepted, start, fast) if share is None else []
         order_settings.restore_settings(start)
         feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
     finally:
         sys.stdout, sys.stderr = saved
     result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
+    if relevelled:
+        result["placements"] = [[list(program.placement(b)) for b in order] for order in relevelled]
     result["tried"] = tried
     result["feedback"] = feedback
     if cited:
@@ -217,9 +129,18 @@ def _defines(code: str) -> bool:
 
 def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = None) -> Tree:
     """A fast search from a fresh namespace."""
+    began = time.process_time()
+    tree = _new_tree(runs, start, orders, share)
+    runs.start_cost = time.process_time() - began
+    return tree
+
+
+def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) -> Tree:
     always = _always(runs)
     order_settings.restore_settings(start)
+    began = time.perf_counter()
     ns = fresh_namespace(runs.setups, runs.paths)
+    setup_cost = time.perf_counter() - began
     repeat = runs.job["repeat"]
     liveness = Liveness(runs.program, orders, repeat, runs.job["check"]["code"], always)
     job = runs.job
@@ -229,6 +150,14 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
     tree.graphs = graphs_comparable(sources)
     tree.spans = views_only(sources)
     tree.aside = _aside(runs, always)
+
+    def rebuild() -> dict[str, object]:
+        order_settings.restore_settings(start)
+        return fresh_namespace(runs.setups, runs.paths)
+
+    tree.rebuild = rebuild
+    tree.costs.rebuilt(setup_cost)
+    tree.budget = runs.budget
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree
@@ -259,45 +188,118 @@ def _accepted(
     runs: Runs, orders: Orders, start: Settings, fast: bool, share: Share | None = None
 ) -> list[list[int]]:
     """The orders that pass the check (those of one part of a split search), sorted."""
-    if fast:
+    if fast and not _small(runs, orders.count(MAX_CANDIDATES)) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
-            passed = _explore(_tree(runs, start, orders, share), [Thread((), 0, False)])
+            tree = _tree(runs, start, orders, share)
+            tree.cap_passed = True
+            passed = _explore(tree, [Thread((), 0, False)])
             return sorted(flatten(t.chunks) for t in passed)
+    runs.budget.plain(runs.one)
     found = []
     for chunks in orders.all():
         if share is not None and not share.allows(chunks):
             continue
+        runs.budget.tick()
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
             found.append(flatten(chunks))
+            runs.budget.accepted(len(found))
     return sorted(found)
 
 
 def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:
     """For each distractor that can be used, the first way to use it that passes (inserted anywhere
-    into an accepted order, or put in place of one of its lines)."""
+    into an accepted order, or put in place of one of its lines). The ways are run a batch at a time,
+    so that what is held stays small whatever the number of accepted orders."""
     program = runs.program
-    variants = [
-        (d, program.chunks(v)) for d in range(program.lines, len(program.codes)) for order in accepted
-        for v in distractor_variants(order, d)
-    ]  # fmt: skip
     first: dict[int, list[int]] = {}
-    if fast and variants:
-        with contextlib.suppress(_Plain):
-            threads = [
-                Thread(c, sum(1 << b for b in flatten(c)), True, 0, k) for k, (_, c) in enumerate(variants)
-            ]
-            everything = Orders(program, range(len(program.codes)), {})
-            for thread in sorted(_explore(_tree(runs, start, everything), threads), key=lambda t: t.tag):
-                first.setdefault(variants[thread.tag][0], flatten(thread.chunks))
-            return _usable_list(program, first)
-    for d, chunks in variants:
-        if d not in first:
-            order_settings.restore_settings(start)
-            if runs.attempt(chunks)[0] is None:
-                first[d] = flatten(chunks)
+    everything = Orders(program, range(program.blocks), {}, levels=True)
+    for d in range(program.lines, program.blocks):
+        at = [b for b in range(len(program.codes)) if program.origin(b) == d]  # at each of its levels
+        variants = (
+            program.chunks(v) for order in accepted for b in at for v in distractor_variants(order, b)
+        )
+        while d not in first:
+            batch = list(itertools.islice(variants, USABLE_BATCH))
+            if not batch:
+                break
+            found = _passing(runs, batch, start, fast, everything, first=True)
+            if found:
+                first[d] = found[0]
     return _usable_list(program, first)
 
 
+def _small(runs: Runs, candidates: int) -> bool:
+    """Whether running every candidate from the start costs so little that the fast search costs more:
+    what it spends to start (its code read, setup run again, the start walked and copied) and to copy
+    and compare states (each a handful of steps of a training step) is not won back by a few merges.
+    Then the plain search is the faster one, and the one run."""
+    return candidates * runs.one < max(SMALL, 2 * runs.start_cost)
+
+
+def _unmerged(runs: Runs, orders: Orders) -> bool:
+    """Whether the fast search would meet so many states (its lines hardly commute: 8 appends to one
+    list) that what it spends on each (NODE_COST) passes what running every candidate costs."""
+    if runs.program.indented:
+        return False  # (no estimate of what commutes: a statement holds several blocks)
+    even = int(orders.count(MAX_CANDIDATES) * runs.one / NODE_COST)
+    return order_split.states(orders, even + 1) > even
+
+
+def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
+    """With indentation: the accepted orders with one line at another level that pass too (each line
+    of each accepted order at each other level a learner may give it), sorted."""
+    program = runs.program
+    if not program.origins:
+        return []
+    at: dict[int, list[int]] = {}
+    for b in range(program.blocks, len(program.codes)):
+        at.setdefault(program.origin(b), []).append(b)
+    tries = (
+        program.chunks([*order[:k], v, *order[k + 1 :]])
+        for order in accepted
+        for k, b in enumerate(order)
+        for v in at.get(b, [])
+    )
+    everything = Orders(program, range(program.blocks), {}, levels=True)
+    found: list[list[int]] = []
+    while batch := list(itertools.islice(tries, USABLE_BATCH)):
+        found += _passing(runs, batch, start, fast, everything, first=False)
+    return sorted(found)
+
+
+def _passing(
+    runs: Runs, batch: list[tuple[Chunk, ...]], start: Settings, fast: bool, everything: Orders, first: bool
+) -> list[list[int]]:
+    """The candidates of the batch that pass the check, in the batch's order (with `first`, only the
+    first of them)."""
+    program = runs.program
+    if program.indented:  # a step that does not compile fails from any state: no need to run up to it
+        batch = [chunks for chunks in batch if not any(runs.broken(step) for step in chunks)]
+    if fast and not _small(runs, len(batch)):
+        with contextlib.suppress(_Plain):
+            threads = [
+                Thread(c, sum(1 << program.origin(b) for b in flatten(c)), True, 0, k)
+                for k, c in enumerate(batch)
+            ]
+            tags = sorted(t.tag for t in _explore(_tree(runs, start, everything), threads))
+            return [flatten(batch[k]) for k in tags[:1] if first] or [flatten(batch[k]) for k in tags]
+    found = []
+    for chunks in batch:
+        runs.budget.tick()
+        order_settings.restore_settings(start)
+        if runs.attempt(chunks)[0] is None:
+            found.append(flatten(chunks))
+            if first:
+                break
+    return found
+
+
 def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
-    return [{"distractor": d - program.lines, "order": first[d]} for d in sorted(first)]
+    found: list[UsableDistractor] = []
+    for d in sorted(first):
+        hit = UsableDistractor(distractor=d - program.lines, order=[program.origin(b) for b in first[d]])
+        if program.indented:
+            hit["levels"] = [program.levels[b] for b in first[d]]
+        found.append(hit)
+    return found

@@ -86,14 +86,14 @@ def _names(code: str) -> set[str]:
     return found - set(dir(builtins))
 
 
-def _states(orders: Orders, share: Share | None) -> int:
+def _states(orders: Orders, share: Share | None, limit: int = _STATES) -> int:
     """How many distinct states the search of the candidates in `share` (None: all) meets if blocks
-    that have no name in common commute and nothing else merges (counting stops at _STATES): a
+    that have no name in common commute and nothing else merges (counting stops at `limit`): a
     prefix's state is the blocks placed and the order of each two of them that share a name."""
     words = {b: _names(orders.program.codes[b]) for b in orders.blocks}
     seen: set[tuple[int, frozenset[tuple[int, int]]]] = set()
     stack: list[tuple[tuple[Chunk, ...], int, frozenset[tuple[int, int]]]] = [((), 0, frozenset())]
-    while stack and len(seen) < _STATES:
+    while stack and len(seen) < limit:
         prefix, placed, pairs = stack.pop()
         for chunk, after in orders.next_chunks(placed):
             steps = (*prefix, chunk) if share is not None and len(prefix) < share.depth else prefix
@@ -105,6 +105,12 @@ def _states(orders: Orders, share: Share | None) -> int:
                 seen.add((after, ordered))
                 stack.append((steps, after, ordered))
     return len(seen)
+
+
+def states(orders: Orders, limit: int) -> int:
+    """How many distinct states the whole search meets in its first pass, about (_states; counting
+    stops at `limit`)."""
+    return _states(orders, None, limit)
 
 
 class Split:

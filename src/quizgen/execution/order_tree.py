@@ -16,13 +16,16 @@ search split across workers explores only its share of the candidates (order_pro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-import torch
-
 from quizgen.execution import order_settings, order_state
+from quizgen.execution.order_budget import Budget
+from quizgen.execution.order_costs import Costs
+from quizgen.execution.order_glance import split
 from quizgen.execution.order_names import Liveness
 from quizgen.execution.order_program import CHECK, Chunk, Orders, Share
 from quizgen.execution.order_settings import Settings
@@ -35,7 +38,7 @@ RunStep = Callable[[Chunk], BaseException | None]
 
 
 class Hints(Protocol):
-    """What the runner knows of steps that fail (order_runs.Runs): those that cannot compile, and
+    """What the runner knows of steps that fail (order_steps.Runs): those that cannot compile, and
     how far the last failed step got (order_reach)."""
 
     reached: tuple[tuple[int, int], ...] | None
@@ -58,9 +61,11 @@ class Thread:
 
 @dataclass
 class _Anchor:
-    """A state kept whole (never run on): others are rebuilt from a copy of it."""
+    """A state kept whole (never run on): others are rebuilt from a copy of it. The starting state
+    when it cannot be copied (a setup leaving an autograd graph in a name the lines use) has no copy
+    (`ns` None): it is rebuilt by running setup again (`Tree.rebuild`)."""
 
-    ns: dict[str, object]
+    ns: dict[str, object] | None
     settings: Settings
     live: frozenset[str] | None
 
@@ -73,6 +78,12 @@ class _Node:
     objects: tuple[dict[str, object], Settings] | None  # the state itself, until a step runs on it
     live: frozenset[str] | None = None
     opaque: bool = False  # its state is known not to be copyable
+    trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
+
+
+def _objects(node: _Node) -> tuple[dict[str, object], frozenset[str] | None]:
+    assert node.objects is not None
+    return node.objects[0], node.live
 
 
 class Tree:
@@ -96,6 +107,13 @@ class Tree:
         self.graphs = False  # states holding autograd graphs are compared too (order_tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
+        self.rebuild: Callable[[], dict[str, object]] | None = None  # setup run again: the start anew
+        self.rebuilds = 0  # times the starting state was rebuilt so
+        self.budget: Budget | None = None  # time and memory the search may use
+        self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
+        self._held = 0  # states held (the layer being expanded and the next)
+        self.costs = Costs()
+        self._start: Settings | None = None
         self.repeat, self.liveness = repeat, liveness
         self.full = orders.full
         self.shared = Shared()
@@ -108,14 +126,25 @@ class Tree:
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
         live = self._set_aside(threads)
-        _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
-        assert pristine is not None
+        began = time.perf_counter()
+        try:
+            _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
+            self.costs.copied(time.perf_counter() - began)
+        except Opaque:
+            if self.rebuild is None:
+                raise
+            pristine = None  # rebuilt by running setup again, as later states from the last copy
         anchor = _Anchor(pristine, objects[1], live)
+        self._start = objects[1]
         frontier = [_Node(threads, anchor, (), objects, live)]
         passed: list[Thread] = []
         while frontier:
             children: list[_Node] = []
-            for node in frontier:
+            queue = deque(frontier)  # (a node's state goes once it is expanded)
+            frontier = []
+            while queue:
+                node = queue.popleft()
+                self._held = len(queue) + len(children)
                 children += self._expand(node, passed)
             frontier = self._merge(children)
         return passed
@@ -174,13 +203,17 @@ class Tree:
                 groups.setdefault(step, []).append(after)
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
-        children = []
+        children: list[_Node] = []
         failed: set[tuple[tuple[int, int], ...]] = set()  # lines that raised from this state
         for i, (step, threads) in enumerate(groups.items()):
             if self._fails(step, failed):
                 continue
             self._load(node, last=i == len(groups) - 1)
+            if self.budget is not None:
+                self.budget.tick(self._held + len(children))
+            began = time.perf_counter()
             failure = self.run_step(step)
+            self.costs.stepped(time.perf_counter() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.add(self.runs.reached)
@@ -188,10 +221,13 @@ class Tree:
                 self._checked()
                 if failure is None:
                     passed += threads
+                    if self.cap_passed and self.budget is not None:
+                        self.budget.accepted(len(passed))
                 continue
             if failure is None:
                 objects = (dict(self.ns), order_settings.settings(self.generators))
-                children.append(_Node(threads, node.anchor, (*node.path, step), objects))
+                trail = (*node.trail, step)
+                children.append(_Node(threads, node.anchor, (*node.path, step), objects, trail=trail))
         node.objects = None
         return children
 
@@ -213,18 +249,22 @@ class Tree:
         for k in range(thread.ran, m * self.repeat + 1):
             step = thread.chunks[k % m] if k < m * self.repeat else CHECK
             self.steps += 1
+            if self.budget is not None:
+                self.budget.tick(self._held)
             failure = self.run_step(step)
             if step == CHECK:
                 self._checked()
             if failure is not None:
                 return
         passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
+        if self.cap_passed and self.budget is not None:
+            self.budget.accepted(len(passed))
 
     def _anchor(self, node: _Node) -> None:
         """Keep a copy of a branching state as an anchor when it can be copied: its subtree replays
         from it (the node's own objects still go to its last child)."""
         assert node.objects is not None
-        if node.opaque:
+        if node.opaque or self._rebuild_is_cheaper(node):
             return
         try:
             _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
@@ -244,24 +284,40 @@ class Tree:
                 node.objects = None
                 return
             copy = None
-            if not node.opaque:
+            if not node.opaque and not self._rebuild_is_cheaper(node):
+                began = time.perf_counter()
                 try:
                     _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+                    self.costs.copied(time.perf_counter() - began)
                 except Opaque:
                     node.opaque = True
             if copy is not None:
                 self._put(copy, node.objects[1])
                 return
         anchor = node.anchor
-        _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
-        assert copy is not None
-        self._put(copy, anchor.settings)
-        for step in node.path:
+        path = node.path
+        if anchor.ns is None or self._rebuild_is_cheaper(node):
+            assert self.rebuild is not None and self._start is not None
+            began = time.perf_counter()
+            fresh = self.rebuild()
+            self.costs.rebuilt(time.perf_counter() - began)
+            self.rebuilds += 1
+            fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
+            self._put(fresh, self._start)
+            path = node.trail
+        else:
+            _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
+            assert copy is not None
+            self._put(copy, anchor.settings)
+        for step in path:
             if self.run_step(step) is not None:
                 raise SnippetFailed(
                     "the lines do something else when run again: the puzzle is not deterministic"
                 )
             self.steps += 1
+
+    def _rebuild_is_cheaper(self, node: _Node) -> bool:
+        return self.rebuild is not None and self.costs.rebuild_is_cheaper(len(node.trail))
 
     def _put(self, ns: dict[str, object], settings: Settings) -> None:
         self.ns.clear()
@@ -279,8 +335,9 @@ class Tree:
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
         compared = len(children)
         for coarse in buckets.values():
-            for bucket in _split(coarse) if compare and len(coarse) > 1 else [coarse]:
-                if len(bucket) == 1 or not compare:
+            for bucket in split(coarse, _objects) if compare and len(coarse) > 1 else [coarse]:
+                work = [self._work(node) for node in bucket] if compare and len(bucket) > 1 else []
+                if len(bucket) == 1 or not compare or not self.costs.worth_comparing(work):
                     merged += bucket
                 else:
                     self._merge_bucket(bucket, merged)
@@ -288,11 +345,23 @@ class Tree:
             self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
         return merged
 
+    def _work(self, node: _Node) -> int:
+        """The steps the node's threads still have to run (the check included)."""
+        total = 0
+        for t in node.threads:
+            if t.complete:
+                total += len(t.chunks) * self.repeat + 1 - t.ran
+            else:
+                left = len(self.orders.blocks) * self.repeat + 1 - t.ran
+                total += self.orders.completions(t.placed) * max(left, 1)
+        return total
+
     def _merge_bucket(self, bucket: list[_Node], merged: list[_Node]) -> None:
         """Merge the nodes of a bucket whose states are equal."""
         seen: dict[tuple[object, ...], _Node] = {}
         for child in bucket:
             assert child.objects is not None
+            began = time.perf_counter()
             try:
                 key, _ = order_state.capture(
                     child.objects[0], child.live, self.shared, False, self.graphs, self.spans
@@ -302,6 +371,7 @@ class Tree:
                 merged.append(child)
                 continue
             key = (key, child.objects[1].token())
+            self.costs.fingerprinted(time.perf_counter() - began, key in seen)
             if key in seen:
                 seen[key].threads += child.threads
             else:
@@ -318,38 +388,6 @@ class Tree:
                 continue
             m = len(t.chunks)
             done = t.chunks[: t.ran % m] if t.ran < m * self.repeat else ()
-            point.add((1 + t.ran // m, sum(1 << b for chunk in done for b in chunk)))
+            origin = self.orders.program.origin
+            point.add((1 + t.ran // m, sum(1 << origin(b) for chunk in done for b in chunk)))
         return frozenset(point)
-
-
-def _split(bucket: list[_Node]) -> list[list[_Node]]:
-    """The bucket by what tells states apart at a glance: the live variables that are plain values or
-    small tensors (equal states agree on them; comparing whole states is left to those that do)."""
-    parts: dict[object, list[_Node]] = {}
-    for node in bucket:
-        assert node.objects is not None
-        parts.setdefault(_glance(node.objects[0], node.live), []).append(node)
-    return list(parts.values())
-
-
-def _glance(ns: dict[str, object], live: Iterable[str] | None) -> tuple[object, ...]:
-    """A cheap summary of the live variables that equal states share: plain values and small tensors
-    as they are, anything else by its type (coarser than capture's fingerprint, never finer)."""
-    seen: list[object] = []
-    for name in sorted(ns if live is None else set(live) & set(ns)):
-        value = ns[name]
-        kind = type(value)
-        if kind in order_state.ATOMS:
-            seen.append((name, kind, value))
-        elif isinstance(value, torch.Tensor) and kind is torch.Tensor and value.numel() <= 64:
-            seen.append((name, value.dtype, tuple(value.shape), _small_bytes(value)))
-        else:
-            seen.append((name, kind))
-    return tuple(seen)
-
-
-def _small_bytes(t: torch.Tensor) -> bytes:
-    try:
-        return t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-    except (RuntimeError, TypeError):  # a tensor of a kind that cannot be read so: no summary of it
-        return b""

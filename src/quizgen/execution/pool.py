@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -141,7 +141,10 @@ class Pool:
         return message
 
     def run(
-        self, work: dict[str, Job], timeout: float = DEFAULT_TIMEOUT
+        self,
+        work: dict[str, Job],
+        timeout: float = DEFAULT_TIMEOUT,
+        timeouts: Mapping[str, float] | None = None,
     ) -> Generator[tuple[str, Result], None, None]:
         """Yield (key, result) for every job as results come in; stopping early cancels the rest.
         A big order search is split across the workers (order_split): its key's result is the joined one."""
@@ -155,7 +158,9 @@ class Pool:
         def feed() -> None:
             try:
                 while (item := outbox.get()) is not None:
-                    self._send({"id": item[0], "job": item[1], "timeout": timeout})
+                    # A card's own timeout, else everyone's (a split search's parts, "key#partN", its key's).
+                    limit = (timeouts or {}).get(item[0].partition("#")[0], timeout)
+                    self._send({"id": item[0], "job": item[1], "timeout": limit})
                     if outbox.empty():
                         stdin.flush()
             except (BrokenPipeError, OSError):
@@ -225,6 +230,7 @@ def execute(
     sandbox: str = "auto",
     keep: Sequence[Path] = (),
     unsandboxed: list[str] | None = None,
+    timeouts: Mapping[str, float] | None = None,
 ) -> dict[str, Outcome]:
     """Run every job; `on_result` is told of each outcome and returns False to stop early.
 
@@ -243,7 +249,7 @@ def execute(
         active.ready()
         if active.sandbox_off and unsandboxed is not None and sandbox != "off":  # off: the user knows
             unsandboxed.append(active.sandbox_off)
-        results = active.run(work, timeout)
+        results = active.run(work, timeout, timeouts)
         for key, result in results:
             outcome = Outcome.from_result(result)
             outcomes[key] = outcome

@@ -111,6 +111,7 @@ def place(raised: Raised, job: Job) -> Placed:
 class UsableDistractor(TypedDict):
     distractor: int  # index into the distractors
     order: list[int]  # a passing order using it (line indexes; distractor k is len(lines) + k)
+    levels: NotRequired[list[int]]  # with indentation: each block's level in that order
 
 
 class Feedback(TypedDict):
@@ -118,6 +119,7 @@ class Feedback(TypedDict):
 
     order: list[int]  # block indexes; distractor k is len(lines) + k
     distractor: NotRequired[int]  # the order tries this distractor (index into the distractors)
+    level: NotRequired[int]  # with indentation: the level the distractor was tried at
     block: int  # the block (index as in `order`) whose line failed; -1 for the check
     text: str  # the source line that failed, stripped
     exception: str  # the exception's last line, as Python prints it
@@ -160,6 +162,7 @@ class Result(TypedDict):
     value: NotRequired[Answer]
     raised: NotRequired[Raised]  # with an exception answer
     orders: NotRequired[list[list[int]]]
+    placements: NotRequired[list[list[list[int]]]]  # indented: accepted with a line at another level
     usable_distractors: NotRequired[list[UsableDistractor]]
     tried: NotRequired[int]  # orders run: those that respect the lines' data dependencies
     feedback: NotRequired[list[Feedback]]  # wrong orders near the one as written, and what they did
@@ -179,6 +182,7 @@ class Outcome:
     value: Answer | None = None
     raised: Raised | None = None
     orders: list[list[int]] | None = None
+    placements: list[list[list[int]]] | None = None  # [[line, level], ...]: some level not as written
     usable_distractors: list[UsableDistractor] | None = None
     tried: int | None = None
     feedback: list[Feedback] | None = None
@@ -201,6 +205,7 @@ class Outcome:
             value=data.get("value"),
             raised=data.get("raised"),
             orders=data.get("orders"),
+            placements=data.get("placements"),
             usable_distractors=data.get("usable_distractors"),
             tried=data.get("tried"),
             feedback=data.get("feedback"),
@@ -229,6 +234,7 @@ class Outcome:
             "torch_version": self.torch_version,
             "seconds": self.seconds,
             "parts": {k: p.part_json() for k, p in self.parts.items()} if self.parts else None,
+            **({"placements": self.placements} if self.placements else {}),
         }
 
     def part_json(self) -> dict[str, object]:

@@ -32,7 +32,7 @@ from quizgen.constants import (
     DEFAULT_TIMEOUT,
     ORDER_TIMEOUT_FACTOR,
 )
-from quizgen.execution import isolate, sandbox, worker_life
+from quizgen.execution import isolate, sandbox, stuck, worker_life
 from quizgen.execution.contamination import Watch
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 
@@ -83,6 +83,7 @@ class _Worker:
         self.deadline = 0.0
         self.limit = 0.0
         self.timed_out = False
+        self.reached = ""  # where a job stopped at its timeout was in the card files ("cards/a.yaml:9")
         self.cancelled = False
         self.retiring = False
         self.in_place = True  # jobs run in the worker itself (not each in a child)
@@ -91,8 +92,7 @@ class _Worker:
 def _worker_death(status: int, worker: _Worker) -> Result:
     """A worker ended while it had a job: the job's fault when it ran in the worker, else quizgen's."""
     if worker.timed_out:
-        message = f"the snippet did not finish within {worker.limit:.3g} s (timeout) and was stopped"
-        return {"ok": False, "output": "", "error": message}
+        return {"ok": False, "output": "", "error": stuck.timed_out(worker.limit, worker.reached)}
     if worker.in_place:
         return {"ok": False, "output": "", "error": isolate.describe_exit(status)}
     why = isolate.describe_exit(status).replace("the snippet", "the worker process", 1)
@@ -278,6 +278,7 @@ class _Zygote:
             for w in list(self.workers.values()):
                 if w.job_id is not None and now >= w.deadline and not w.timed_out:
                     w.timed_out = True
+                    w.reached = stuck.ask(w.pid, w.workdir) if w.in_place else ""
                     os.kill(w.pid, signal.SIGKILL)
                     # At once, not at its pipe's end: a process the snippet forked may hold that open.
                     self.bury(w)

@@ -19,6 +19,7 @@ import tempfile
 import traceback
 
 from quizgen.constants import FILE_LIMIT, INTERNAL_ERROR_EXIT, RETIRE_AFTER_JOBS
+from quizgen.execution import stuck
 from quizgen.execution.contamination import Watch
 from quizgen.execution.protocol import Result, WorkerTask
 
@@ -100,6 +101,7 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | 
             os.dup2(devnull, fd)
         _limit_resources(memory)
         if watch is not None:
+            stuck.arm(workdir)  # jobs run here: where one was, should its timeout strike
             shutil.rmtree(tempfile.mkdtemp(dir=workdir))  # what a job's folder sets up in tempfile
             watch.accept()  # forking and this set-up rewrote a few namespaces (threading, tempfile)
         requests = os.fdopen(read_fd, "rb")

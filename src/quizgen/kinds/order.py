@@ -110,7 +110,11 @@ class OrderKind(CardKind):
         items = card.lines + card.distractors
         for hit in outcome.usable_distractors or []:
             line = card.distractors[hit["distractor"]]
-            shown = "; ".join(_shown(items[i]) for i in hit["order"])
+            levels = hit.get("levels") or [0] * len(hit["order"])
+            shown = "; ".join(
+                _shown(items[i]) + (f" (at level {level})" if card.indent else "")
+                for i, level in zip(hit["order"], levels, strict=True)
+            )
             where = Location(line.path, line.line, 0, card.id, "distractors")
             message = f"distractor {_shown(line)!r} can be used: this order passes the check: {shown}"
             problems.append(Problem(where, message))
@@ -177,6 +181,9 @@ class OrderKind(CardKind):
             view.judge["orders"] = [list(order) for order in view.accepted]
         if card.indent:
             view.judge["levels"] = [card.levels[_block(card, item.line)] for item in view.items]
+            placements = (vc.outcome.placements if vc.outcome else None) or []
+            if placements:  # accepted with a line at another level than its own
+                view.judge["placements"] = [[list(pair) for pair in order] for order in placements]
         blocks = [_program(card, [i]) for i in range(len(card.lines))]
         view.back_html = readable_answer(blocks, before, view.accepted)
         feedback: dict[str, JSON] = {}
@@ -308,8 +315,9 @@ def partial_order(orders: Sequence[Sequence[int]], n: int) -> list[tuple[int, in
 
 def _feedback_key(card: OrderCard, entry: Feedback) -> str:
     """The judge's key for a mistake: an order of items' lines ("1 0 2"), or a distractor's alone ("-1")."""
-    if "distractor" in entry:
-        return str(-1 - entry["distractor"])
+    if "distractor" in entry:  # with indentation, "-1@2": the level it was tried at counts
+        level = entry.get("level")
+        return str(-1 - entry["distractor"]) + ("" if level is None else f"@{level}")
     return " ".join(str(b) for b in entry["order"])
 
 

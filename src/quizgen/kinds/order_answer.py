@@ -118,9 +118,19 @@ def judge_typed(judge: dict[str, JSON], typed: str) -> bool:
         return False
     positions = [labels.index(t) for t in said]
     lines = [items[at] for at in positions]
+    if levels is not None and placed(judge, lines, given):
+        return True
     if levels is not None and any(levels[at] != level for at, level in zip(positions, given, strict=True)):
         return False
     return accepts(judge, lines)
+
+
+def placed(judge: dict[str, JSON], lines: Sequence[int], levels: Sequence[int]) -> bool:
+    """Whether the lines at these levels are an accepted placement with a line at another level than
+    its own (an indented puzzle's `placements`)."""
+    placements: list[list[list[int]]] = judge.get("placements") or []  # type: ignore[assignment]
+    said = [[line, level] for line, level in zip(lines, levels, strict=True)]
+    return any(order == said for order in placements)
 
 
 def accepts(judge: dict[str, JSON], lines: Sequence[int]) -> bool:

@@ -151,7 +151,12 @@ class ValueKind(CardKind):
 
     def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
         card = cast(ValueCard, card)
-        return [*_answer_problems(card, outcome), *variants.problems(card.variants, outcome, card.tolerance)]
+        main = _answer_problems(card, outcome)
+        if outcome.value is None or (main and outcome.value["type"] == "exception"):
+            return (
+                main  # the card's code failed: its variants, the same code changed, fail for the same cause
+            )
+        return [*main, *variants.problems(card.variants, outcome, card.tolerance)]
 
     def placeholders(self, card: Card) -> set[str]:
         return {"answer", *super().placeholders(card)}

@@ -115,6 +115,21 @@ def math_in(text: str) -> list[tuple[str, bool]]:
     return found
 
 
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every `\\( \\)` and `\\[ \\]` in the text, code or not, in order."""
+    return [m.span() for m in _math(text)]
+
+
+def code_spans(text: str) -> list[tuple[int, int, int, int]]:
+    """(opener start, opener end, closer start, closer end) of every code span: a run of backticks up to
+    the next run of as many (fenced blocks aside, which the caller knows)."""
+    runs = list(_TICKS.finditer(text))
+    heads = [(m.start(), m.end(), m.group(0)) for m in runs]
+    ends = {m.end(): m.start() for m in runs}
+    starts = {m.start(): m.end() for m in runs}
+    return [(a, starts[a], ends[b], b) for a, b in _pairs(heads)]
+
+
 def image_sources(text: str) -> list[str]:
     """The `src` of every Markdown image in the text (as Markdown normalised it), in order."""
     found: list[str] = []
@@ -126,6 +141,36 @@ def image_sources(text: str) -> list[str]:
             if child.type == "image":
                 found.append(str(child.attrGet("src") or ""))
     return found
+
+
+CARD_LINK = "#card:"  # `[the other card](#card:some-id)`: a link to another card of the project
+_CARD_ANCHOR = re.compile(r'<a href="#card:([^"]*)"(?: title="[^"]*")?>(.*?)</a>', re.S)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def card_links(text: str) -> list[str]:
+    """The card ids the text links to (`[text](#card:id)`), in order, each once."""
+    found: list[str] = []
+    if CARD_LINK not in text:
+        return found
+    for token in _md().parse(_protect_math(text, lambda m: "math")):
+        for child in token.children or []:
+            href = str(child.attrGet("href") or "") if child.type == "link_open" else ""
+            if href.startswith(CARD_LINK) and unquote(href[len(CARD_LINK) :]) not in found:
+                found.append(unquote(href[len(CARD_LINK) :]))
+    return found
+
+
+def rewrite_card_links(fragment: str, new: Callable[[str, str], str]) -> str:
+    """Rendered HTML with each link to a card replaced by `new(card id, the link's inner HTML)`."""
+    if 'href="#card:' not in fragment:
+        return fragment
+    return _CARD_ANCHOR.sub(lambda m: new(unquote(html.unescape(m.group(1))), m.group(2)), fragment)
+
+
+def plain(fragment: str) -> str:
+    """Rendered HTML as the text it shows, on one line."""
+    return " ".join(html.unescape(_TAG.sub("", fragment)).split())
 
 
 def image_path(src: str) -> str:

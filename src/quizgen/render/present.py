@@ -23,7 +23,7 @@ from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import JSON, Job, job_snippets
 from quizgen.render import highlighting
 from quizgen.render.kept import Kept
-from quizgen.render.markup import highlight, is_remote, markdown, rewrite_images
+from quizgen.render.markup import highlight, is_remote, markdown, math_spans, plain, rewrite_images
 
 
 @dataclass
@@ -163,6 +163,32 @@ def with_media(fragment: str, card_file: str, media: dict[str, Path]) -> str:
         return name
 
     return rewrite_images(fragment, rename) if "<img" in fragment else fragment
+
+
+TITLE_LENGTH = 80  # a card's title, as a link to it shows it, is cut to this many characters
+
+
+def card_titles(decks: list[VerifiedDeck]) -> dict[str, tuple[str, str]]:
+    """Each card's id -> (its deck's name, its title): the prompt it asks (question, claim or front) as
+    plain text, cut short; what a link to the card names it by."""
+    titles = {}
+    for vd in decks:
+        for vc in vd.cards:
+            card = vc.card
+            prompt = next((t for n in ("ask", "claim", "front") if (t := getattr(card, n, ""))), card.id)
+            titles[card.id] = (vd.deck.name, _shortened(plain(markdown(prompt))))
+    return titles
+
+
+def _shortened(title: str) -> str:
+    """A title cut to TITLE_LENGTH characters at a word, never inside its math."""
+    if len(title) <= TITLE_LENGTH:
+        return title
+    cut = TITLE_LENGTH - 1
+    for start, end in math_spans(title):
+        if start < cut < end:
+            cut = start
+    return title[:cut].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def deck_description(deck: Deck, media: dict[str, Path]) -> str:

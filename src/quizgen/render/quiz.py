@@ -18,11 +18,18 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
-from quizgen import __version__, kinds
+from quizgen import __version__, kinds, prose
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render.base import Project, Rendered
-from quizgen.render.markup import breakable, pygments_css, render_math, rewrite_images
-from quizgen.render.present import CardView, deck_description, deck_views
+from quizgen.render.markup import (
+    breakable,
+    markdown,
+    pygments_css,
+    render_math,
+    rewrite_card_links,
+    rewrite_images,
+)
+from quizgen.render.present import CardView, card_titles, deck_description, deck_views
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 from quizgen.render.templating import PACKAGED, TemplateProblem, environment
@@ -31,6 +38,7 @@ STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names
 # Code scrolls sideways, so keyboard users must be able to focus it; an order puzzle's lines are tiles
 # that wrap instead (the line itself takes focus), and code in a <details> waits until it is opened.
+_LINKED = re.compile(r'href="#card:([^"]*)"')  # in a page's cards: the cards it links to
 _CODE_BLOCK = re.compile(r'(?<!<div class="line-code">)<pre class="highlight">')
 KIND_SCRIPTS = "kinds"  # static/quiz/kinds/<kind>.js: a kind's own quiz script, if it has one
 
@@ -171,32 +179,62 @@ def _write_media(folder: Path, entries: list[DeckEntry]) -> set[str]:
     return set(media)
 
 
-def _finish(text: str, root: str, media: set[str]) -> str:
-    """A rendered page with its math as MathML, its images' sources relative to the page and its code
-    blocks focusable."""
+def _finish(text: str, root: str, media: set[str], links: Links | None = None) -> str:
+    """A rendered page with its math as MathML, its images' sources relative to the page, its code
+    blocks focusable and its links to cards pointing at their deck's page."""
     text = rewrite_images(text, lambda src: f"{root}{MEDIA}/{src}" if src in media else None)
     text = _CODE_BLOCK.sub('<pre class="highlight" tabindex="0">', text)  # setups' code in <details> too
+    if links is not None:
+        text = rewrite_card_links(text, lambda card, inner: _card_link(card, inner, root, links))
     return render_math(text)
+
+
+Links = dict[str, tuple[str, str]]  # card id -> (its deck page's url from the quiz root, its title)
+
+
+def _card_link(card: str, inner: str, root: str, links: Links) -> str:
+    """A link to a card: its deck's page opened at it (`decks/deck.html#card-id`), titled by its prompt."""
+    if card not in links:  # the loader refused a link to no card: a template's own, shown as text
+        return inner
+    url, title = links[card]
+    shown = inner if inner.strip() else markdown(prose.as_markdown(f"“{title}”"), inline=True)
+    href = f"{escape(root + url)}#card-{escape(card)}"
+    return f'<a class="card-ref" href="{href}" title="{escape(title)}">{shown}</a>'
+
+
+def card_links(entries: list[DeckEntry], decks: list[VerifiedDeck]) -> Links:
+    """Where each card of the quiz is, and its title: what links to it lead to and show."""
+    titles = card_titles(decks)
+    return {card.id: (entry.url, titles[card.id][1]) for entry in entries for card in entry.cards}
 
 
 _HELD = '<script type="application/json" id="card-html">'  # the cards' HTML, each finished already
 
 
-def _finish_page(text: str, root: str, media: set[str]) -> str:
+def _finish_page(text: str, root: str, media: set[str], links: Links | None = None) -> str:
     """`_finish` for a page, but for the cards' HTML it holds as JSON (finished card by card, and most
     of a big page: the page-wide passes over it cost a third of the quiz's rendering at 10,000 cards)."""
     start = text.find(_HELD)
     end = text.find("</script>", start) if start >= 0 else -1
     if end < 0:
-        return _finish(text, root, media)
-    return _finish(text[:start], root, media) + text[start:end] + _finish(text[end:], root, media)
+        return _finish(text, root, media, links)
+    return (
+        _finish(text[:start], root, media, links) + text[start:end] + _finish(text[end:], root, media, links)
+    )
 
 
-def _render(env: jinja2.Environment, name: str, context: PageContext, target: Path, media: set[str]) -> None:
+def _render(
+    env: jinja2.Environment,
+    name: str,
+    context: PageContext,
+    target: Path,
+    media: set[str],
+    links: Links | None = None,
+) -> None:
     try:
-        finish_card = lambda html: Markup(_finish(html, context.root, media))  # noqa: E731
+        finish_card = lambda html: Markup(_finish(html, context.root, media, links))  # noqa: E731
         variables = {**context.variables(), "finish_card": finish_card}  # a card held as JSON: done first
-        text = _finish_page(env.get_template(name).render(variables), context.root, media)
+        text = _finish_page(env.get_template(name).render(variables), context.root, media, links)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateProblem(f"{exc.filename or exc.name}:{exc.lineno}: {exc.message}") from None
     except SecurityError as exc:  # a project template reaching for Python's internals, or changing data
@@ -255,16 +293,19 @@ class QuizRenderer:
         folder = stage.folder(site)
         urls = _write_assets(folder / "assets")
         media = _write_media(folder / MEDIA, entries)
+        links = card_links(entries, project.decks)
         index = _page(entries, urls, None, project.title)
-        _render(env, "quiz/index.html", index, folder / "index.html", media)
+        _render(env, "quiz/index.html", index, folder / "index.html", media, links)
         # A project's own quiz templates may show anything, other decks too: its pages are all made.
         reuse = Reuse(project.out_dir, project.reuse and not (project.templates_dir / "quiz").is_dir())
         try:
             for entry in entries:
                 page = _page(entries, urls, entry, project.title)
-                key = reuse.key(_templates(), repr(replace(page, decks=[], cards=[])), repr(sorted(media)))
+                shown = repr(replace(page, decks=[], cards=[]))
+                linked = [(card, links.get(card)) for card in sorted(set(_LINKED.findall(shown)))]
+                key = reuse.key(_templates(), shown, repr(sorted(media)), repr(linked))
                 if not reuse.copied(key, site / entry.url, folder / entry.url):
-                    _render(env, "quiz/deck.html", page, folder / entry.url, media)
+                    _render(env, "quiz/deck.html", page, folder / entry.url, media, links)
                     reuse.made(key, folder / entry.url)
         finally:
             reuse.close()

@@ -236,8 +236,9 @@
    * `card` is the judge data an order card carries: {labels: ["A", ...], items: [line index, or -1 - k for
    * distractor k, per label], orders: [[line, ...], ...] or before: [[a, b], ...] (line a comes before
    * line b; the accepted orders are exactly those keeping every pair: no list is shipped then), levels:
-   * [level per label] when indentation is part of the answer, feedback: {"1 0 2": "message", "-1": ...},
-   * attempts}. */
+   * [level per label] when indentation is part of the answer, placements: [[[line, level], ...], ...] the
+   * accepted orders that put a line at another level than its own (indented puzzles, when there are),
+   * feedback: {"1 0 2": "message", "-1": ..., "-1@2": a distractor at level 2 (indented)}, attempts}. */
 
   /* Labels typed as "B A C", "BAC", "b,a,c" or "2 1 3" -> the labels, upper-cased. */
   function parseOrder(input, labels) {
@@ -326,7 +327,17 @@
       if (card.items[at] < 0) return result(false, "line " + card.labels[at] + " does not belong in the block");
       lines.push(card.items[at]);
     }
-    return result(accepts(lines, card) && misindented(positions, card, levels).length === 0, "");
+    return result((accepts(lines, card) && misindented(positions, card, levels).length === 0) || placed(lines, levels, card), "");
+  }
+
+  /* Whether the lines at these levels are one of the accepted placements with a line at another level
+   * than its own (card.placements). */
+  function placed(lines, levels, card) {
+    if (!card.placements || !levels) return false;
+    var key = lines.map(function (line, i) { return line + "@" + (levels[i] || 0); }).join(" ");
+    return card.placements.some(function (order) {
+      return order.map(function (pair) { return pair[0] + "@" + pair[1]; }).join(" ") === key;
+    });
   }
 
   /* The positions whose level is not the line's (none when indentation is not part of the answer). */
@@ -335,13 +346,16 @@
     return positions.filter(function (at, i) { return !levels || (levels[i] || 0) !== card.levels[at]; });
   }
 
-  /* The build's message for a mistake (`lines` as line numbers, distractor k as -1 - k): the one for this
-   * exact order, else the one for the first distractor used that has one; "" when there is none. */
-  function feedbackFor(lines, feedback) {
+  /* The build's message for a mistake (`lines` as line numbers, distractor k as -1 - k, with `levels` in
+   * an indented puzzle): the one for this exact order, else the one for the first distractor used that
+   * has one (in an indented puzzle, for that distractor at the level it is given: "-1@2"); "" when there
+   * is none. */
+  function feedbackFor(lines, feedback, levels) {
     var key = lines.join(" ");
     if (has(feedback, key)) return feedback[key];
     for (var i = 0; i < lines.length; i++) {
-      if (lines[i] < 0 && has(feedback, String(lines[i]))) return feedback[String(lines[i])];
+      var which = levels ? lines[i] + "@" + (levels[i] || 0) : String(lines[i]);
+      if (lines[i] < 0 && has(feedback, which)) return feedback[which];
     }
     return "";
   }
@@ -440,7 +454,7 @@
     var valid = positions.every(function (at) { return at >= 0 && at < card.items.length; });
     if (out.ok || !positions.length || !valid) return out;
     var lines = positions.map(function (at) { return card.items[at]; });
-    var needed = lineCount(card), said = feedbackFor(lines, card.feedback);
+    var needed = lineCount(card), said = feedbackFor(lines, card.feedback, card.levels ? levels || [] : null);
     var what = "out of place";
     if (said) {
       out.reason = said;
@@ -530,7 +544,7 @@
   var api = {
     codeSpans: codeSpans,
     judgeValue: judgeValue, judgeOrder: judgeOrder, judgeOrderItems: judgeOrderItems, parseOrder: parseOrder,
-    parseIndented: parseIndented, accepts: accepts, verdict: verdict, feedbackFor: feedbackFor, kept: kept,
+    parseIndented: parseIndented, accepts: accepts, placed: placed, verdict: verdict, feedbackFor: feedbackFor, kept: kept,
     nearest: nearest, misplacedByGraph: misplacedByGraph, misplacedReason: misplacedReason, lineCount: lineCount,
     orderLabels: orderLabels, shuffle: shuffle, labelsFor: labelsFor, close: close
   };

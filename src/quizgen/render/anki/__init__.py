@@ -22,7 +22,7 @@ from quizgen import kinds
 from quizgen.cards.model import Deck
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
-from quizgen.render.anki.notes import Note, anki_safe, note_for
+from quizgen.render.anki.notes import Note, anki_safe, note_for, titled_links
 from quizgen.render.anki.notetypes import (
     NAME_PREFIX,
     definition_hash,
@@ -34,7 +34,7 @@ from quizgen.render.anki.notetypes import (
 )
 from quizgen.render.anki.package import NoteSpec, write_apkg
 from quizgen.render.base import Project, Rendered
-from quizgen.render.present import deck_description
+from quizgen.render.present import card_titles, deck_description
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 
@@ -112,7 +112,8 @@ class AnkiRenderer:
     def render(self, project: Project, stage: Stage) -> Rendered:
         decks = project.decks
         check_decks([vd.deck for vd in decks])
-        notes = [[note_for(vc, vd.deck, project.cards_dir) for vc in vd.cards] for vd in decks]
+        titles = card_titles(decks)  # what a link to a card names it by
+        notes = [[note_for(vc, vd.deck, project.cards_dir, titles) for vc in vd.cards] for vd in decks]
         lock_path = project.cards_dir / lock.LOCK_NAME
         new, changes = _update_lock(lock_path, notes)
         out = project.out_dir / ANKI_DIR
@@ -130,7 +131,7 @@ class AnkiRenderer:
                     for due, n in enumerate(deck_notes)
                 ]
                 media = {name: path for n in deck_notes for name, path in n.media.items()}
-                written.append(out / _write_deck(folder, vd.deck, specs, media, reuse, out))
+                written.append(out / _write_deck(folder, vd.deck, specs, media, reuse, out, titles))
         finally:
             reuse.close()
         result = Rendered(written)
@@ -148,12 +149,18 @@ class AnkiRenderer:
 
 
 def _write_deck(
-    folder: Path, deck: Deck, specs: list[NoteSpec], images: dict[str, Path], reuse: Reuse, old: Path
+    folder: Path,
+    deck: Deck,
+    specs: list[NoteSpec],
+    images: dict[str, Path],
+    reuse: Reuse,
+    old: Path,
+    titles: dict[str, tuple[str, str]],
 ) -> str:
     """One deck's .apkg, with the card script and the images its notes and description show (copied
     from the one in `old`, the last build's, when that was made from the same)."""
     path = folder / file_name(deck.name)
-    description = anki_safe(deck_description(deck, images))
+    description = anki_safe(titled_links(deck_description(deck, images), titles))
     js_name, js = media_js()
     media = {name: file.read_bytes() for name, file in images.items()}
     media[js_name] = js

@@ -7,6 +7,7 @@ import html
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 from quizgen import kinds
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
+from quizgen.render.markup import rewrite_card_links
 from quizgen.render.present import card_view
 
 
@@ -62,19 +64,37 @@ class Note:
         return hashlib.sha256(json.dumps(data).encode()).hexdigest()[:16]
 
 
-def note_for(vc: VerifiedCard, deck: Deck, cards_dir: Path) -> Note:
-    """The note of one verified card: every field filled, HTML made safe for Anki's templates."""
+def titled_links(fragment: str, titles: Mapping[str, tuple[str, str]]) -> str:
+    """HTML whose links to cards are text naming the card: `the other card ("Its question")`. A note
+    cannot link to another note, but it can say which card it means."""
+
+    def title(target: str, inner: str) -> str:
+        named = html.escape(f"“{titles[target][1]}”" if target in titles else target)
+        return f"{inner} ({named})" if inner.strip() else named
+
+    return rewrite_card_links(fragment, title)
+
+
+def note_for(
+    vc: VerifiedCard, deck: Deck, cards_dir: Path, titles: Mapping[str, tuple[str, str]] | None = None
+) -> Note:
+    """The note of one verified card: every field filled, HTML made safe for Anki's templates; `titles`
+    (card id -> deck name, title) names the cards its text links to."""
     card = vc.card
     kind = kinds.get(card.kind)
     view = card_view(vc, deck.tags, deck)
+    titles = titles or {}
     values = {
         "Id": card.id,
-        "Explain": anki_safe(code_is_not_math(view.explain_html)),
+        "Explain": anki_safe(code_is_not_math(titled_links(view.explain_html, titles))),
         "Output": _text(view.output.rstrip("\n")),
         "Torch": _torch(view.torch_version),
         "Setup": anki_safe(view.setup_html),  # the deck's setup, then the card's: what ran first
         "Source": _source(card.location.path, cards_dir),
-        **{name: anki_safe(code_is_not_math(html)) for name, html in kind.note_fields(vc, view).items()},
+        **{
+            name: anki_safe(code_is_not_math(titled_links(fragment, titles)))
+            for name, fragment in kind.note_fields(vc, view).items()
+        },
     }
     if view.judge:  # what judge.js needs, as an HTML attribute
         values["Judge"] = anki_safe(html.escape(json.dumps(view.judge, sort_keys=True), quote=True))

@@ -1,0 +1,84 @@
+"""What one order search may spend: accepted orders, memory and CPU time, each with a verdict on the puzzle.
+
+A search past its budget stops at once with a message that says what is wrong with the puzzle (too
+loose a check, lines that hardly depend on each other, a state too big to hold many of), located at
+the card's check as any failed search is: never a worker that ran out of memory or time.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+from quizgen.execution.snippets import SnippetFailed
+
+MAX_ACCEPTED = 5040  # 7!: more accepted orders and the lines hardly constrain each other
+SECONDS = 60.0  # CPU seconds one search may take (the worker's limit for a search is 300 s by default)
+MEMORY_SHARE = 0.5  # of what the worker may still grow by when the search starts
+MEMORY_DEFAULT = 1 << 30  # bytes the search may grow by when the worker has no memory cap
+_EVERY = 64  # checks of memory between reads of /proc
+
+
+class OverBudget(SnippetFailed):
+    """The search would pass its budget: the message says why the puzzle is at fault."""
+
+
+def _vsize() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        return 0
+
+
+class Budget:
+    """The limits of one search, measured from its start."""
+
+    def __init__(self, candidates: int, seconds: float | None = None) -> None:
+        self.candidates = candidates
+        self.start = time.process_time()
+        self.seconds = SECONDS if seconds is None else seconds
+        start = _vsize()
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+        room = cap - start if cap != resource.RLIM_INFINITY and cap > start else 2 * MEMORY_DEFAULT
+        self.memory = start + int(room * MEMORY_SHARE) if start else 0
+        self._ticks = 0
+
+    def accepted(self, count: int) -> None:
+        """Stop once more orders pass than a puzzle can mean."""
+        if count > MAX_ACCEPTED:
+            raise OverBudget(
+                f"more than {MAX_ACCEPTED:,} of the {self.candidates:,} candidate orders pass the check: "
+                "the lines hardly constrain each other; add a check that only the intended orders pass "
+                "(assert what the right order achieves), or lines that depend on each other"
+            )
+
+    def tick(self, held: int = 0) -> None:
+        """Between two steps: stop when the search has used its time or, holding `held` states, its
+        memory."""
+        self._ticks += 1
+        if self._ticks % _EVERY:
+            return
+        spent = time.process_time() - self.start
+        if spent > self.seconds:
+            raise OverBudget(
+                f"the search for the accepted orders took more than {self.seconds:.0f} s of CPU "
+                f"({self.candidates:,} candidate orders): make the lines depend on each other, or the "
+                "setup and the lines cheaper to run"
+            )
+        if self.memory and _vsize() > self.memory:
+            raise OverBudget(
+                f"the search for the accepted orders needs more memory than a worker has "
+                f"({self.candidates:,} candidate orders, {held:,} states held at once): make the lines "
+                "depend on each other, or the tensors they change smaller"
+            )
+
+    def plain(self, one: float) -> None:
+        """Before the plain search (every candidate from the start): stop if it would take too long,
+        `one` being the CPU seconds a single candidate took."""
+        if one * self.candidates > self.seconds:
+            raise OverBudget(
+                f"the search would take about {one * self.candidates:.0f} s of CPU: {self.candidates:,} "
+                "candidate orders, each run from the start (its state cannot be copied); make the lines "
+                "depend on each other, or the setup cheaper"
+            )

@@ -1,0 +1,47 @@
+"""What the fast order search's own work costs, measured as it goes: to choose between copying a state
+and rebuilding it from setup, and whether comparing states is worth it (order_tree)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class Costs:
+    """Running means of what a step, a fingerprint, a copy and a run of setup take (seconds), and how
+    often comparing has merged nodes."""
+
+    def __init__(self) -> None:
+        self.step = self.compare = self.copy = self.rebuild = 0.0
+        self.compared = self.merges = 0  # nodes compared, and merged into another
+
+    @staticmethod
+    def _mean(old: float, new: float, weight: int) -> float:
+        return new if not old else old + (new - old) / weight
+
+    def stepped(self, seconds: float) -> None:
+        self.step = self._mean(self.step, seconds, 16)
+
+    def fingerprinted(self, seconds: float, merged: bool) -> None:
+        self.compare = self._mean(self.compare, seconds, 16)
+        self.compared += 1
+        self.merges += merged
+
+    def copied(self, seconds: float) -> None:
+        self.copy = self._mean(self.copy, seconds, 16)
+
+    def rebuilt(self, seconds: float) -> None:
+        self.rebuild = self._mean(self.rebuild, seconds, 4)
+
+    def rebuild_is_cheaper(self, steps: int) -> bool:
+        """Whether running setup again and `steps` steps costs less than a copy (a small search, a
+        state that takes long to walk)."""
+        return bool(self.copy and self.rebuild) and self.rebuild + steps * self.step < self.copy
+
+    def worth_comparing(self, work: Sequence[int]) -> bool:
+        """Whether comparing nodes with `work` steps still to run each could save more than it costs: at
+        best all but the busiest one's steps are saved (near the end of a small search, running them
+        costs less than comparing), as likely as merges have been so far."""
+        if not self.compare:
+            return True
+        likely = (self.merges + 1) / (self.compared + 2)
+        return likely * (sum(work) - max(work)) * self.step > len(work) * self.compare

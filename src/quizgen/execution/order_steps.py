@@ -1,0 +1,124 @@
+"""An order puzzle's steps in a worker: each compiled once, run on a namespace, a failure traced to
+how far it got; a whole candidate run from the start (the plain search's unit).
+
+Without indentation a step is one block, compiled on its own as always. With indentation a step is one
+top-level statement assembled from several blocks; it is compiled with every line numbered as in the
+card file, so a traceback shows the lines the learner would have written.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Sequence
+from types import CodeType
+
+from quizgen.execution.order_budget import Budget
+from quizgen.execution.order_program import CHECK, Chunk, program_of
+from quizgen.execution.order_reach import Tracer, reached
+from quizgen.execution.protocol import SearchJob, SnippetJob
+from quizgen.execution.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
+
+
+class Runs:
+    """Compiled steps and the ways to run them on a namespace."""
+
+    def __init__(self, job: SearchJob, setups: list[CodeType], paths: set[str]) -> None:
+        self.job, self.setups, self.paths = job, setups, paths
+        self.program = program_of(job)
+        written: list[SnippetJob] = job["lines"] + job["distractors"]
+        self.snippets = [written[self.program.origin(b)] for b in range(len(self.program.codes))]
+        self.check = compile_snippet(job["check"])
+        self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
+        self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
+        self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
+        self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
+        self.one = 0.0  # CPU seconds the order as written took, setup included
+        self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
+
+    def code(self, step: Chunk) -> CodeType | SyntaxError:
+        """The step's code, or the syntax error that makes every candidate with this step wrong."""
+        if step not in self.codes:
+            if not self.program.indented:
+                self.codes[step] = compile_snippet(self.snippets[step[0]])
+            else:
+                try:
+                    self.codes[step] = self._assemble(step)
+                except SyntaxError as exc:  # e.g. a body without its `for`: that candidate is wrong
+                    self.codes[step] = exc
+        return self.codes[step]
+
+    def _assemble(self, step: Chunk) -> CodeType:
+        source, where = self.program.source(step)
+        lines = [self.snippets[block]["line"] + k for block, k in where]
+        try:
+            tree = ast.parse(source, self.snippets[0]["path"])
+        except SyntaxError as exc:  # numbered as in the card file, like a traceback
+            exc.lineno = lines[min(max((exc.lineno or 1) - 1, 0), len(lines) - 1)]
+            exc.end_lineno = None
+            raise
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                continue
+            start, end = lines[node.lineno - 1], lines[(node.end_lineno or node.lineno) - 1]
+            node.lineno, node.end_lineno = start, max(start, end)
+            if end <= start and node.end_col_offset is not None:
+                node.end_col_offset = max(node.end_col_offset, node.col_offset)
+        return compile(tree, self.snippets[0]["path"], "exec")
+
+    def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
+        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
+        statement of several blocks raises, `reached` says which of its lines (block, line) ran."""
+        code = self.code(step)
+        self.reached = None
+        if isinstance(code, SyntaxError):
+            return code
+        tracer = Tracer(code) if len(step) > 1 and Tracer.usable() else None
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            run(code, ns, "the check" if step == CHECK else "a line")
+        except SnippetFailed:
+            raise
+        except Exception as exc:
+            if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
+                sys.settrace(None)
+                where = self.program.source(step)[1]
+                numbers = [self.snippets[block]["line"] + k for block, k in where]
+                count = reached(tracer.lines, numbers)
+                self.reached = None if count is None else tuple(where[:count])
+            return exc
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
+        return None
+
+    def broken(self, step: Chunk) -> bool:
+        """Whether the step does not compile (it fails from any state). Most statements assembled
+        from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
+        the cost of assembling one numbered as in the card file (its syntax is the same)."""
+        if step in self.codes or not self.program.indented:
+            return isinstance(self.code(step), SyntaxError)
+        if step not in self.valid:
+            try:
+                compile(self.program.source(step)[0], "<step>", "exec")  # (the flags _assemble has)
+                self.valid[step] = True
+            except SyntaxError:
+                self.valid[step] = False
+        return not self.valid[step]
+
+    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
+        """Each of the step's lines as (block, line within the block)."""
+        return tuple(self.program.source(step)[1])
+
+    def attempt(
+        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None
+    ) -> tuple[BaseException | None, dict[str, object], Chunk]:
+        """Run a whole candidate from a fresh namespace: what failed (if anything), the namespace, and
+        the step that failed."""
+        ns = fresh_namespace(self.setups, self.paths) if ns is None else ns
+        for step in [*list(chunks) * self.job["repeat"], CHECK]:
+            failure = self.step(ns, step)
+            if failure is not None:
+                return failure, ns, step
+        return None, ns, CHECK
