@@ -1,6 +1,6 @@
 """Benchmark quizgen against the floor: one process importing torch once and running every snippet.
 
-    python bench/run.py [--cards 200,2000] [--repeat 3] [--src DIR] [--no-page]
+    python bench/run.py [--cards 200,2000] [--repeat 3] [--src DIR] [--no-page] [--corpus 400]
 
 For each size, generates N value cards with realistic gradient snippets in a temporary project: one deck,
 in files of at most 2000 cards (a card file holds at most 1 MiB; the rest `continues:` the deck), then
@@ -14,6 +14,10 @@ measures in one run:
 
 Each figure is the median of --repeat runs; ratios are against figures of the same run. --src runs
 another quizgen source tree (e.g. one exported from git) for a before/after comparison.
+
+Then, on cards it was not tuned on (bench/corpus_cards.py: --corpus N realistic cards from its own seed,
+CORPUS_SEED) and on the shipped deck (cards/), the share of jobs an unchanged check runs again (target 0)
+and the cards a check named for changing state later cards would see (each retired its worker).
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ import time
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus_cards  # bench/ is not a package: found through the path above
 
 TEMPLATES = [
     # (code, answer_expr)
@@ -282,6 +289,50 @@ def table(sizes: list[int], figures: dict[int, dict[str, float]], repeat: int) -
     return "\n".join(lines)
 
 
+def reruns(cards: Path, src: Path | None) -> tuple[int, int, int]:
+    """(jobs an unchanged check ran again, jobs in all, cards named for changing shared state) for a
+    copy of the `cards` folder, checked cold and then again unchanged (a cache of its own)."""
+    root = Path(tempfile.mkdtemp(prefix="quizgen-bench-reruns-"))
+    try:
+        shutil.copytree(cards, root / "cards")
+        run = Runner(root, src)
+        counts, named = [], 0
+        for _ in range(2):
+            cmd = [sys.executable, "-m", "quizgen", "check"]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=run.env)
+            if done.returncode != 0:
+                sys.exit(f"quizgen check of {cards} failed:\n{done.stdout}{done.stderr}")
+            executed, cached = done.stdout.split("(")[-1].split(" executed, ")
+            counts.append((int(executed), int(cached.split()[0])))
+            notes = done.stderr.splitlines()
+            named = max(named, sum("changed state later cards would see" in line for line in notes))
+        (again, cached) = counts[1]
+        return again, again + cached, named
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def corpus_table(n: int, src: Path | None) -> str:
+    """The re-run shares of the corpus and the shipped deck, one line each."""
+    lines = []
+    project = Path(tempfile.mkdtemp(prefix="quizgen-bench-corpus-"))
+    try:
+        corpus_cards.write_project(project, corpus_cards.make_cards(n))
+        sources = {f"corpus of {n} cards (seed {corpus_cards.CORPUS_SEED})": project / "cards"}
+        shipped = Path(__file__).resolve().parent.parent / "cards"
+        if shipped.is_dir():
+            sources["shipped deck (cards/)"] = shipped
+        for label, cards in sources.items():
+            again, jobs, named = reruns(cards, src)
+            lines.append(
+                f"{label}: an unchanged check ran {again} of {jobs} jobs again ({again / max(jobs, 1):.1%}, "
+                f"target 0); {named} card(s) named for changing shared state"
+            )
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -290,11 +341,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--src", type=Path, help="the quizgen source tree to run (default: the installed)")
     parser.add_argument("--no-page", action="store_true", help="skip the Chromium measurement")
+    parser.add_argument(
+        "--corpus", type=int, default=400, help="realistic cards for the re-run share (0: none)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.cards.split(",")]
     load = os.getloadavg()
     figures = {n: measure(n, args.repeat, args.src, not args.no_page) for n in sizes}
     print(table(sizes, figures, args.repeat))
+    if args.corpus:
+        print(corpus_table(args.corpus, args.src))
     after = os.getloadavg()
     print(
         f"load average (1 and 5 min) before {load[0]:.2f} {load[1]:.2f}, after {after[0]:.2f} {after[1]:.2f}"

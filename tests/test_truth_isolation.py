@@ -48,12 +48,12 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
         options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
         report = pipeline.check(options)
         assert answers(report)["b-victim"] == {"type": "none", "value": None, "display": "None"}
-        # The patching card's result is never cached: it changed its worker.
+        # The patching card ran from a clean state: its result is cached (its worker ran nothing after it).
         (root / "cards" / "t.yaml").write_text(
             HEADER + PATCHER + VICTIM.replace("ask:", "tags: [x]\n    ask:")
         )
         again = pipeline.check(options)
-        assert again.executed == 1 and again.cached == 1
+        assert again.executed == 0 and again.cached == 2
         assert answers(again)["b-victim"] == {"type": "none", "value": None, "display": "None"}
 
 
@@ -65,6 +65,10 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
         "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
         "torch.Tensor.item = lambda self: 42.0",
         "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
+        "torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: o * 0)",
+        "from torch.optim.optimizer import register_optimizer_step_pre_hook\n"
+        "register_optimizer_step_pre_hook(lambda opt, a, k: None)",
+        "torch.optim.SGD.step = torch.optim.Optimizer.profile_hook_step(lambda self, closure=None: None)",
     ],
 )
 def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: str) -> None:

@@ -111,6 +111,8 @@ def _warn(report: Any) -> None:
         echo(line, err=True)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
+    for note in report.shared:
+        echo(f"note: {note}", err=True)
 
 
 # Commands people reach for that quizgen spells another way: what to type instead.

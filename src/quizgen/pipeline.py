@@ -59,6 +59,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
     sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
+    shared: list[Problem] = field(default_factory=list)  # cards that changed state later cards would see
     repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
 
@@ -80,6 +81,7 @@ class _Plan:
     warnings: list[Problem] = field(default_factory=list)
     parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
     done: set[str] = field(default_factory=set)  # ids of the cards verified
+    shared: list[Problem] = field(default_factory=list)  # notes: cards that changed state later cards see
 
     def need(self, key: str, job: Job, card: Card) -> None:
         """The card waits for this job's outcome (each distinct job once; `_plan` looks up the cache)."""
@@ -90,6 +92,8 @@ class _Plan:
         """Record what the cards waiting for this outcome get wrong or look suspicious for (a card with
         further jobs once all of them are done)."""
         self.outcomes[key] = outcome
+        if outcome.contaminated and not outcome.cold:  # only a job just run says so, never a cached one
+            self.shared.append(_shared_state(self.cards[key][0], outcome.contaminated))
         for card in self.cards[key]:
             mine = self.outcome_of(card)
             if mine is None or card.id in self.done:
@@ -250,8 +254,20 @@ def _check(options: Options, cache: Cache) -> Report:
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
+    report.shared = loader.in_source_order(plan.shared)
     report.settings = project
     return report
+
+
+def _shared_state(card: Card, changed: list[str]) -> Problem:
+    """A note that the card changed state later cards would see (what torch changes on first use in a
+    warm pool is not such a change): the job ran last in its worker, which was replaced."""
+    what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    message = (
+        f"changed state later cards would see ({what}): its worker ran nothing after it and was replaced "
+        "(its result stands and is cached; a card that undoes what it changes keeps its worker)"
+    )
+    return Problem(card.at(kinds.get(card.kind).run_field), message)
 
 
 def _run(

@@ -244,9 +244,11 @@ class Cache:
         return self.get_many([key]).get(key)
 
     def put(self, key: str, outcome: Outcome) -> None:
-        """Store a successful outcome; failures carry file locations and are always rerun."""
-        if not outcome.ok or outcome.contaminated:
-            return  # a job that changed its worker's shared state is run again next time
+        """Store a successful outcome; failures carry file locations and are always rerun. A job that
+        changed its worker's shared state is stored too: it ran from the clean state, so its result
+        stands (the worker it changed ran nothing after it)."""
+        if not outcome.ok:
+            return
         self.store("results", [(key, json.dumps({"key": key, "outcome": outcome.to_json()}))])
 
 

@@ -3,9 +3,17 @@
 A worker runs many jobs, so a card that patches torch (`torch.optim.Optimizer.zero_grad = ...`),
 replaces a module in `sys.modules` or changes the environment would change later cards' answers. After
 each job the worker compares every module's and class's namespace with how it was when the worker
-started; a job that changed one is the worker's last (its result is not cached, and the next job
-runs in a fresh worker forked from the warm zygote). torch's global settings that live in C (default
-dtype, grad mode, threads, ...) are reset before every job instead (runner.reset_state).
+started; a job that changed one is the worker's last: the next job runs in a fresh worker forked from
+the warm zygote. Its own result stands (it ran from the clean state) and is cached; the build names the
+card and what it changed. torch's global settings that live in C (default dtype, grad mode, threads,
+...) are reset before every job instead (runner.reset_state).
+
+What torch itself changes on first use is not a card's doing: the zygote makes those changes before
+the watch is taken (worker._warm_up), the step-profiling wrapper torch puts on an optimizer class the
+first time one is made is recognised as such (a cold pool skips the warm-up), and the few entries torch
+leaves changed after ordinary use (a hook counter, the excepthook `init_process_group` wraps) are put
+back after every job (`Watch.restore`), so that no later card sees them either. Global hooks and an open
+process group live in dicts and objects no namespace entry replaces: `torch_settings` looks at them.
 
 Comparing every namespace entry by entry costs ~30 ms; CPython keeps a version tag in every dict
 that changes with each write (PEP 509), so the check reads ~8000 tags and looks closer only at the
@@ -21,7 +29,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterator
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 _VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # PyDictObject: refcnt, type, ma_used, ma_version_tag
@@ -87,6 +95,14 @@ class Watch:
         self.tags = self.read_tags()
         self.module_ids = {name: id(module) for name, module in sys.modules.items()}
         self.settings = torch_settings()
+        self.kept = _kept()
+        self.profiled = _profiled_step_code()
+
+    def restore(self) -> None:
+        """Put back the entries torch leaves changed after ordinary use (RESTORED) as they were."""
+        for owner, attribute, value in self.kept:
+            if getattr(owner, attribute, _MISSING) is not value:
+                setattr(owner, attribute, value)
 
     def accept(self) -> None:
         """Take the namespaces as they are now as the clean state (a new worker's own set-up changed some)."""
@@ -120,12 +136,28 @@ class Watch:
         """Whether an entry was replaced, removed or added (an added submodule or dunder is fine)."""
         now, before = self.dicts[i], self.entries[i]
         ignore = _BOOKKEEPING.get(self.names[i], ())
-        if any(id(now.get(key, _MISSING)) != ident and key not in ignore for key, ident in before.items()):
+        for key, ident in before.items():
+            value = now.get(key, _MISSING)
+            if id(value) == ident or key in ignore:
+                continue
+            if key == "step" and self._profiled(value, ident):
+                before[key] = id(value)  # torch's own first-use patch: the clean state from now on
+                continue
             return True
         if self.names[i] in _STRICT:
             return len(now) != len(before)  # a variable added to the environment counts too
         added = [key for key in list(now) if key not in before]
         return any(not _harmless(key, now.get(key)) for key in added)
+
+    def _profiled(self, value: object, ident: int) -> bool:
+        """Whether `value` is torch's step-profiling wrapper (Optimizer.profile_hook_step) around the
+        entry that was there: what torch does to an optimizer class the first time one is made. Its code
+        is torch's and it calls the very function it replaced, so later cards see what they would anyway."""
+        code = getattr(value, "__code__", None)
+        if not isinstance(code, CodeType) or code is not self.profiled or "func" not in code.co_freevars:
+            return False
+        cell = value.__closure__[code.co_freevars.index("func")]  # type: ignore[attr-defined]
+        return id(cell.cell_contents) == ident  # what it calls, not its __wrapped__ (anyone may set that)
 
 
 def torch_settings() -> dict[str, object]:
@@ -144,7 +176,40 @@ def torch_settings() -> dict[str, object]:
     for device in ("cpu", "cuda"):
         settings[f"autocast_{device}"] = torch.is_autocast_enabled(device)
         settings[f"autocast_{device}_dtype"] = torch.get_autocast_dtype(device)
+    # A process group left open: the next card's init_process_group would fail.
+    distributed = sys.modules.get("torch.distributed")
+    open_group = distributed is not None and distributed.is_available() and distributed.is_initialized()
+    settings["process_group"] = bool(open_group)
+    # Global hooks (every module's forward, every optimizer's step) live in dicts no namespace replaces.
+    for module, names in _GLOBAL_HOOKS:
+        namespace = getattr(sys.modules.get(module), "__dict__", {})
+        for name in names:
+            hooks = namespace.get(name)
+            settings[f"{module}.{name}"] = tuple(map(id, hooks.values())) if isinstance(hooks, dict) else None
     return settings
+
+
+def _kept() -> list[tuple[object, str, object]]:
+    """(owner, attribute, value) of every RESTORED entry that exists now."""
+    kept = []
+    for module, path in RESTORED:
+        owner: object = sys.modules.get(module)
+        *outer, attribute = path.split(".")
+        for name in outer:
+            owner = getattr(owner, name, None)
+        if owner is not None and hasattr(owner, attribute):
+            kept.append((owner, attribute, getattr(owner, attribute)))
+    return kept
+
+
+def _profiled_step_code() -> object:
+    """The code object of torch's step-profiling wrapper (None where torch has none)."""
+    optim = sys.modules.get("torch.optim")
+    wrap = getattr(getattr(optim, "Optimizer", None), "profile_hook_step", None)
+    try:
+        return wrap(lambda: None).__code__ if wrap is not None else None
+    except Exception:  # another torch: nothing is recognised
+        return None
 
 
 def _harmless(key: str, value: object) -> bool:
@@ -156,3 +221,27 @@ _STRICT = {"os.environ"}
 _OWN = {"quizgen"}  # our own modules keep per-job bookkeeping; no card code reaches them
 # Entries the interpreter itself rewrites in normal use (not a card's doing).
 _BOOKKEEPING: dict[str, tuple[str, ...]] = {"warnings": ("_filters_version",)}
+_GLOBAL_HOOKS = (
+    (
+        "torch.nn.modules.module",
+        (
+            "_global_forward_hooks",
+            "_global_forward_pre_hooks",
+            "_global_backward_hooks",
+            "_global_backward_pre_hooks",
+            "_global_buffer_registration_hooks",
+            "_global_module_registration_hooks",
+            "_global_parameter_registration_hooks",
+        ),
+    ),
+    ("torch.optim.optimizer", ("_global_optimizer_pre_hooks", "_global_optimizer_post_hooks")),
+)
+# Entries torch rewrites in ordinary use and never puts back, restored after every job (module, attribute
+# path): a later card must not see them either (a hook handle's id counts the hooks earlier cards made).
+# Not restored: what init_process_group leaves in torch.distributed.distributed_c10d (`_backend`, ...),
+# since a process group leaves state in C too (gloo's), and a second group made in the same process
+# then hangs now and then: a job that made one is its worker's last.
+RESTORED = (
+    ("torch.utils.hooks", "RemovableHandle.next_id"),
+    ("sys", "excepthook"),  # init_process_group wraps it
+)

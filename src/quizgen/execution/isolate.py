@@ -114,11 +114,13 @@ def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
 
 
 def reap_orphans(keep: set[int]) -> None:
-    """Kill and reap every child but `keep` (orphans of a killed worker that came to this subreaper)."""
-    for pid in _children():
-        if pid not in keep:
+    """Kill and reap every child but `keep` (orphans of a killed worker that came to this subreaper),
+    and the orphans those leave in turn."""
+    while orphans := [pid for pid in _children() if pid not in keep]:
+        for pid in orphans:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        for pid in orphans:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
 

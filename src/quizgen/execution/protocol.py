@@ -169,7 +169,8 @@ class Result(TypedDict):
     cited: NotRequired[dict[str, Answer]]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
-    contaminated: NotRequired[list[str]]  # the shared namespaces the job changed (its result is not cached)
+    contaminated: NotRequired[list[str]]  # the shared state the job changed (its worker ran nothing after)
+    cold: NotRequired[bool]  # with contaminated: the pool was not warmed, so torch's first use counts too
 
 
 @dataclass
@@ -189,6 +190,7 @@ class Outcome:
     error: str | None = None
     internal: str | None = None
     contaminated: list[str] | None = None
+    cold: bool = False
     torch_version: str = ""
     seconds: float = 0.0
     cached: bool = False
@@ -211,6 +213,7 @@ class Outcome:
             error=data.get("error"),
             internal=data.get("internal"),
             contaminated=data.get("contaminated"),
+            cold=bool(data.get("cold", False)),
             torch_version=str(data.get("torch_version", "")),
             seconds=float(data.get("seconds", 0.0)),
         )

@@ -19,26 +19,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import selectors
 import shutil
 import signal
-import stat
 import sys
 import tempfile
 import time
-import traceback
 import warnings
 
 from quizgen.constants import (
     DEFAULT_MEMORY,
     DEFAULT_TIMEOUT,
-    FILE_LIMIT,
-    INTERNAL_ERROR_EXIT,
     ORDER_TIMEOUT_FACTOR,
-    RETIRE_AFTER_JOBS,
 )
-from quizgen.execution import isolate, sandbox, stuck
+from quizgen.execution import isolate, sandbox, stuck, worker_life
 from quizgen.execution.contamination import Watch
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 
@@ -65,124 +59,13 @@ def _warm_up(optimizers: bool) -> str:
     torch.set_num_interop_threads(1)
     warnings.formatwarning = _learner_warning
     runner.remember_state()
-    if not optimizers:
-        return str(torch.__version__)
-    # The first optimizer pulls in torch._dynamo (seconds): pay that once, here, not in every worker.
-    w = torch.nn.Parameter(torch.ones(2))
-    for opt_cls in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
-        opt = opt_cls([w], lr=0.1)
-        (w * w).sum().backward()
-        opt.step()
-        opt.zero_grad()
+    if optimizers:
+        # The first optimizer pulls in torch._dynamo (seconds), and torch patches shared state the first
+        # time each feature is used: pay both once, here, not in every worker (warm.py).
+        from quizgen.execution import warm
+
+        warm.first_use()
     return str(torch.__version__)
-
-
-# -- inside a worker ------------------------------------------------------------------------------
-
-
-def _limit_resources(memory: int) -> None:
-    with open("/proc/self/statm") as f:
-        vsize = int(f.read().split()[0]) * resource.getpagesize()
-    cap = vsize + memory
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises instead of killing
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when the zygote goes, so no snippet outlives a build."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-
-
-def _send_result(write_fd: int, result: Result) -> None:
-    data = memoryview((json.dumps(result) + "\n").encode())
-    while data:
-        data = data[os.write(write_fd, data) :]
-
-
-_spare: list[str] = []  # a job folder the last job left as it found it, for the next job
-
-
-def _run_in_place(task: WorkerTask, workdir: str) -> Result:
-    """Run a job in this worker (its timeout is the zygote's to enforce), then end what it started."""
-    from quizgen.execution import isolate, runner
-
-    jobdir = _spare.pop() if _spare else tempfile.mkdtemp(dir=workdir)
-    os.chdir(jobdir)
-    try:
-        return runner.execute_job(task["job"])
-    finally:
-        os.chdir(workdir)
-        isolate.reap_all(None)
-        _leave(jobdir)
-
-
-def _leave(jobdir: str) -> None:
-    """Keep a job's folder for the next job when it is as fresh as a new one (empty, private, a real
-    folder); else remove it. Removing a folder costs ~3 ms on some file systems: more than most snippets."""
-    try:
-        mode = os.lstat(jobdir).st_mode
-        with os.scandir(jobdir) as entries:
-            empty = next(entries, None) is None
-        if empty and stat.S_ISDIR(mode) and stat.S_IMODE(mode) == 0o700:
-            _spare.append(jobdir)
-            return
-    except OSError:
-        pass
-    shutil.rmtree(jobdir, ignore_errors=True)
-
-
-def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | None) -> None:
-    """The worker's life: run jobs until told to stop, worn out or contaminated. Never returns.
-
-    With a `watch`, jobs run here one after another and a job that changed a shared namespace is this
-    worker's last; without one (the namespaces cannot be watched cheaply), each job runs in a child.
-    stdin and stdout go to /dev/null (stdout is the zygote's reply pipe); stderr stays the pool's, so
-    what quizgen itself writes there is kept for the report of a quizgen bug.
-    """
-    from quizgen.execution import isolate
-
-    status = 0
-    try:
-        _die_with_parent()
-        isolate.become_subreaper()
-        isolate.claim_jobs()
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1):
-            os.dup2(devnull, fd)
-        _limit_resources(memory)
-        if watch is not None:
-            stuck.arm(workdir)  # jobs run here: where one was, should its timeout strike
-            shutil.rmtree(tempfile.mkdtemp(dir=workdir))  # what a job's folder sets up in tempfile
-            watch.accept()  # forking and this set-up rewrote a few namespaces (threading, tempfile)
-        requests = os.fdopen(read_fd, "rb")
-        for done in range(1, RETIRE_AFTER_JOBS + 1):
-            line = requests.readline()
-            if not line:
-                break
-            task: WorkerTask = json.loads(line)
-            if watch is None:
-                result = isolate.run_isolated(task["job"], workdir, task["timeout"])
-            else:
-                result = _run_in_place(task, workdir)
-                changed = watch.changed()
-                if changed:
-                    result["contaminated"] = changed
-            retire = done == RETIRE_AFTER_JOBS or bool(result.get("retire") or result.get("contaminated"))
-            result["retire"] = retire  # the zygote must not hand this worker another job
-            _send_result(write_fd, result)
-            if retire:
-                break
-    except BaseException:
-        traceback.print_exc()  # onto the pool's stderr: the zygote reports it as a quizgen bug
-        status = INTERNAL_ERROR_EXIT
-    finally:
-        os._exit(status)
 
 
 # -- the zygote -----------------------------------------------------------------------------------
@@ -191,6 +74,7 @@ def _worker(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch
 class _Worker:
     def __init__(self, pid: int, to_fd: int, from_fd: int, workdir: str) -> None:
         self.pid = pid
+        self.pidfd: int | None = None  # readable once the worker has ended (None where Linux has no pidfd)
         self.to_fd = to_fd
         self.from_fd = from_fd
         self.workdir = workdir
@@ -224,8 +108,10 @@ class _Zygote:
         torch_version: str,
         watch: Watch | None,
         parent: int | None = None,
+        cold: bool = False,
     ) -> None:
         self.watch = watch  # taken here, once: every worker is forked from this state
+        self.cold = cold  # not warmed: torch's first-use changes show as a job's (warm.py)
         self.parent = parent  # a pidfd of quizgen's process: readable once it has ended
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
@@ -251,7 +137,7 @@ class _Zygote:
                 os.close(w.from_fd)
             os.close(to_write)
             os.close(from_read)
-            _worker(to_read, from_write, workdir, self.memory, self.watch)
+            worker_life.live(to_read, from_write, workdir, self.memory, self.watch)
         os.close(to_read)
         os.close(from_write)
         os.set_blocking(from_read, False)
@@ -259,6 +145,11 @@ class _Zygote:
         worker.in_place = self.watch is not None
         self.workers[from_read] = worker
         self.sel.register(from_read, selectors.EVENT_READ, worker)
+        # Its end is noticed when it ends, not when its pipe closes: a process its snippet forked may
+        # hold the pipe open for as long as it likes.
+        with contextlib.suppress(OSError, AttributeError):  # not Linux, or before 5.3: the pipe only
+            worker.pidfd = os.pidfd_open(pid)
+            self.sel.register(worker.pidfd, selectors.EVENT_READ, _Ended(worker))
         return worker
 
     def assign(self, worker: _Worker, message: Request) -> None:
@@ -288,6 +179,8 @@ class _Zygote:
     def reply(self, worker: _Worker, result: Result) -> None:
         worker.retiring = worker.retiring or bool(result.pop("retire", False))
         result["torch_version"] = self.torch_version
+        if self.cold and result.get("contaminated"):
+            result["cold"] = True
         if not worker.cancelled:
             self.send({"id": worker.job_id or "", "result": result})
         worker.job_id = None
@@ -299,18 +192,34 @@ class _Zygote:
             return
         if chunk:
             worker.data += chunk
-            if worker.data.endswith(b"\n") and worker.job_id is not None:
-                result: Result = json.loads(worker.data)
-                worker.data.clear()
-                self.reply(worker, result)
+            self.answered(worker)
             return
         self.bury(worker)
 
+    def answered(self, worker: _Worker) -> None:
+        """Send the worker's result once a whole one has come."""
+        if worker.data.endswith(b"\n") and worker.job_id is not None:
+            result: Result = json.loads(worker.data)
+            worker.data.clear()
+            self.reply(worker, result)
+
+    def ended(self, worker: _Worker) -> None:
+        """The worker process ended (its pidfd): take what it wrote before, then bury it."""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(worker.from_fd, 1 << 16):
+                worker.data += chunk
+        self.answered(worker)
+        self.bury(worker)
+
     def bury(self, worker: _Worker) -> None:
-        """A worker's pipe closed: it retired, crashed, was killed, or ended itself."""
+        """A worker ended or its pipe closed: it retired, crashed, was killed, or ended itself. What its
+        jobs started (orphans that came to this subreaper) is killed now."""
         self.sel.unregister(worker.from_fd)
         os.close(worker.from_fd)
         os.close(worker.to_fd)
+        if worker.pidfd is not None:
+            self.sel.unregister(worker.pidfd)
+            os.close(worker.pidfd)
         del self.workers[worker.from_fd]
         _, status = os.waitpid(worker.pid, 0)
         isolate.reap_orphans(keep={w.pid for w in self.workers.values()})
@@ -348,8 +257,12 @@ class _Zygote:
             for key, _ in self.sel.select(timeout=max(0.0, min(wait, 1.0))):
                 if key.data is _PARENT:
                     return  # quizgen is gone (killed, say): nothing will read a result
-                if key.data is not None:
-                    if key.data.from_fd in self.workers:
+                if isinstance(key.data, _Ended):
+                    if self.workers.get(key.data.worker.from_fd) is key.data.worker:
+                        self.ended(key.data.worker)
+                    continue
+                if isinstance(key.data, _Worker):
+                    if self.workers.get(key.data.from_fd) is key.data:
                         self.readable(key.data)
                     continue
                 chunk = os.read(stdin_fd, 1 << 16)
@@ -379,6 +292,13 @@ class _Zygote:
 
 
 _PARENT = object()  # the selector's mark for quizgen's pidfd
+
+
+class _Ended:
+    """The selector's mark for a worker's pidfd."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
 
 
 def _watch_parent() -> int | None:
@@ -418,7 +338,13 @@ def main() -> None:
         parent = None  # closed: the process waiting outside the sandbox watches quizgen instead
     watch = Watch()
     zygote = _Zygote(
-        max(1, args.jobs), args.timeout, args.memory, torch_version, watch if watch.fast else None, parent
+        max(1, args.jobs),
+        args.timeout,
+        args.memory,
+        torch_version,
+        watch if watch.fast else None,
+        parent,
+        cold=args.cold,
     )
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
     ready["sandbox"] = "" if status.on else status.reason

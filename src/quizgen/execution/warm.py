@@ -1,0 +1,160 @@
+"""Warming the zygote: what torch does the first time a feature is used, done once before workers fork.
+
+torch changes shared state on first use: it wraps every optimizer class's `step` the first time one is
+made, loads decompositions the first time `vmap` runs, imports `torch._dynamo` (seconds) with the first
+optimizer. Done here, in the zygote, before the contamination watch is taken, those changes are part of
+the clean state every worker starts from: an ordinary card neither pays for them nor retires its worker.
+Only a warm pool does it (the zygote of a build with more jobs than workers); each step is skipped when
+this torch lacks it, so a torch of another version only warms less.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def first_use() -> None:
+    """Use once every feature whose first use changes torch's shared state (warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step in (_optimizers, _schedulers, _amp, _hooks, _func, _distributed, _data, _checkpoint):
+            with contextlib.suppress(Exception):
+                step()
+
+
+def _optimizers() -> None:
+    import torch
+
+    for cls in _classes(torch.optim, torch.optim.Optimizer):
+        with contextlib.suppress(Exception):
+            _step_once(cls)
+
+
+def _step_once(cls: type) -> None:
+    import torch
+
+    w = torch.nn.Parameter(torch.ones(2, 2))  # 2-D: Muon takes matrices only
+    opt = cls([w])
+    if cls.__name__ == "SparseAdam":
+        return  # made (its step patched); a dense gradient would fail its step
+    (w * w).sum().backward()
+    opt.step(lambda: (w * w).sum())  # LBFGS needs the closure; the others accept one
+    opt.zero_grad()
+
+
+def _schedulers() -> None:
+    import torch
+    from torch.optim import lr_scheduler as s
+    from torch.optim import swa_utils
+
+    made: dict[str, Callable[[Any], Any]] = {
+        "LambdaLR": lambda opt: s.LambdaLR(opt, lambda epoch: 1.0),
+        "MultiplicativeLR": lambda opt: s.MultiplicativeLR(opt, lambda epoch: 1.0),
+        "StepLR": lambda opt: s.StepLR(opt, 1),
+        "MultiStepLR": lambda opt: s.MultiStepLR(opt, [1]),
+        "ConstantLR": lambda opt: s.ConstantLR(opt),
+        "LinearLR": lambda opt: s.LinearLR(opt),
+        "ExponentialLR": lambda opt: s.ExponentialLR(opt, 0.9),
+        "PolynomialLR": lambda opt: s.PolynomialLR(opt),
+        "CosineAnnealingLR": lambda opt: s.CosineAnnealingLR(opt, 2),
+        "CosineAnnealingWarmRestarts": lambda opt: s.CosineAnnealingWarmRestarts(opt, 2),
+        "CyclicLR": lambda opt: s.CyclicLR(opt, 0.01, 0.1),
+        "OneCycleLR": lambda opt: s.OneCycleLR(opt, 0.1, total_steps=4),
+        "ReduceLROnPlateau": lambda opt: s.ReduceLROnPlateau(opt),
+        "SequentialLR": lambda opt: s.SequentialLR(opt, [s.ConstantLR(opt), s.ExponentialLR(opt, 0.9)], [1]),
+        "ChainedScheduler": lambda opt: s.ChainedScheduler([s.ConstantLR(opt), s.ExponentialLR(opt, 0.9)]),
+        "SWALR": lambda opt: swa_utils.SWALR(opt, 0.05),
+    }
+    for name, make in made.items():
+        with contextlib.suppress(Exception):
+            model = torch.nn.Linear(2, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            sched = make(opt)
+            averaged = swa_utils.AveragedModel(model) if name == "SWALR" else None
+            model(torch.ones(1, 2)).sum().backward()
+            opt.step()
+            sched.step(1.0) if name == "ReduceLROnPlateau" else sched.step()
+            if averaged is not None:
+                averaged.update_parameters(model)
+
+
+def _amp() -> None:
+    import torch
+
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            loss = model(torch.ones(2, 2)).float().sum()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+
+def _hooks() -> None:
+    import torch
+
+    layer = torch.nn.Linear(2, 2)
+    x = torch.ones(1, 2, requires_grad=True)
+    handles = [
+        layer.register_forward_pre_hook(lambda module, args: None),
+        layer.register_forward_hook(lambda module, args, out: None),
+        layer.register_full_backward_pre_hook(lambda module, grad_out: None),
+        layer.register_full_backward_hook(lambda module, grad_in, grad_out: None),
+        x.register_hook(lambda grad: grad),
+    ]
+    layer(x).sum().backward()
+    torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
+    for handle in handles:
+        handle.remove()
+
+
+def _func() -> None:
+    import torch
+    from torch import func
+
+    x = torch.ones(3)
+    func.grad(lambda t: t.sin().sum())(x)
+    func.vmap(func.jacrev(torch.sin))(torch.ones(2, 3))
+    func.jacfwd(torch.sin)(x)
+    layer = torch.nn.Linear(3, 1)
+    func.functional_call(layer, dict(layer.named_parameters()), (x,))
+
+
+def _distributed() -> None:
+    import torch.distributed
+
+    if torch.distributed.is_available():  # imports only: a process group would start threads here
+        import torch.distributed.device_mesh
+        import torch.nn.parallel
+
+
+def _data() -> None:
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    for _ in DataLoader(TensorDataset(torch.ones(4, 1)), batch_size=2, shuffle=True):
+        pass
+
+
+def _checkpoint() -> None:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save({"w": torch.ones(1)}, buffer)
+    buffer.seek(0)
+    torch.load(buffer)
+
+
+def _classes(module: Any, base: type) -> Iterator[type]:
+    for value in vars(module).values():
+        if inspect.isclass(value) and issubclass(value, base) and value is not base:
+            yield value
