@@ -63,7 +63,8 @@ def warm() -> None:
 
 def search(puzzle: SearchJob, fast: bool) -> tuple[Result, float]:
     """The search's result and the CPU seconds it took, run here as a worker runs it."""
-    from quizgen.execution import order_search, runner
+    from quizgen.execution import runner
+    from quizgen.execution.order import search as order_search
     from quizgen.execution.snippets import compile_snippet
 
     runner._register_lines(puzzle)

@@ -12,8 +12,9 @@ import traceback
 import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
-from quizgen.execution import cite, order_search
+from quizgen.execution import cite
 from quizgen.execution.describe import describe, evaluate
+from quizgen.execution.order import search as order_search
 from quizgen.execution.protocol import (
     Answer,
     Job,

@@ -20,7 +20,7 @@ from quizgen.cards.reader import Reader, has_assert
 from quizgen.cards.schema import Field
 from quizgen.constants import MIN_ORDER_LINES, REPEAT_MAX, REPEAT_MIN
 from quizgen.errors import Location, Problem
-from quizgen.execution.order_program import Program
+from quizgen.execution.order.program import Program
 from quizgen.execution.protocol import JSON, Feedback, Job, Outcome, SearchJob
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.kinds.order_answer import readable_answer

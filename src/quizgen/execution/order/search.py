@@ -1,7 +1,7 @@
 """The order search: which orders of a puzzle's lines pass its check, and whether a distractor can be used.
 
 Data dependencies prune the n! orders (pure functions, usable anywhere); `search` runs the candidates
-inside a worker process (order_runs): the fast search (order_tree) where the state can be copied, else
+inside a worker process (order.runs): the fast search (order.tree) where the state can be copied, else
 each candidate from a fresh namespace (the plain search, kept for what the fast one cannot vouch for
 and for the tests).
 """
@@ -12,8 +12,8 @@ import ast
 from collections.abc import Iterator, Sequence
 from types import CodeType
 
-from quizgen.execution.order_names import always_binds
-from quizgen.execution.order_program import Program
+from quizgen.execution.order.names import always_binds
+from quizgen.execution.order.program import Program
 from quizgen.execution.protocol import Result, SearchJob
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -153,8 +153,8 @@ def readable(program: Program) -> list[str]:
 
 def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
     """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
-    near the one as written do (in a worker: see order_runs). `fast=False` runs every candidate from
+    near the one as written do (in a worker: see order.runs). `fast=False` runs every candidate from
     scratch."""
-    from quizgen.execution import order_runs
+    from quizgen.execution.order import runs as order_runs
 
     return order_runs.search(job, setups, paths, fast)
