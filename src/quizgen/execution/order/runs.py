@@ -57,7 +57,8 @@ class _Discard:
 
 
 def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
-    """order.search.search, in the worker."""
+    """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
+    near the one as written do (in a worker). `fast=False` runs every candidate from scratch."""
     start = order_settings.settings()
     runs = Runs(job, setups, paths)
     program = runs.program
