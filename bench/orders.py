@@ -142,7 +142,7 @@ def snapshots(repeat: int = 200) -> None:
     import os
     import time
 
-    from quizgen.execution.order_state import Shared, capture
+    from quizgen.execution.order.state import Shared, capture
     from quizgen.execution.snippets import fresh_namespace
 
     puzzle = PUZZLES["training step, 9 lines, runs twice"]
@@ -165,7 +165,7 @@ def snapshots(repeat: int = 200) -> None:
     shared = Shared()
     print(f"one snapshot of the training step's state (ms, mean of {repeat}):")
     print(f"  fork + wait                  {timed(fork):8.3f}")
-    print(f"  copy (order_state.capture)   {timed(lambda: capture(ns, live, shared, copy=True)):8.3f}")
+    print(f"  copy (order.state.capture)   {timed(lambda: capture(ns, live, shared, copy=True)):8.3f}")
     print(f"  copy.deepcopy                {timed(lambda: copy.deepcopy({k: ns[k] for k in live})):8.3f}")
     print(f"  fingerprint                  {timed(lambda: capture(ns, live, shared, copy=False)):8.3f}")
 
@@ -189,7 +189,7 @@ def pooled(names: list[str], jobs: int) -> dict[str, float]:
 
 def corpus_figures(n: int, seed: int = BENCH_SEED) -> None:
     """The corpus searched both ways: the share handled fast alone, the worst fast / plain CPU ratio."""
-    from quizgen.execution import order_runs
+    from quizgen.execution.order import runs as order_runs
     from quizgen.execution.snippets import SnippetFailed
 
     fallbacks: list[int] = []
@@ -262,7 +262,7 @@ def main() -> None:
     parser.add_argument("--corpus-only", action="store_true", help="only the corpus' figures")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    from quizgen.execution import order_budget
+    from quizgen.execution.order import budget as order_budget
 
     order_budget.SECONDS = float("inf")  # the plain search is timed whole, however long
     if args.corpus_only:

@@ -63,14 +63,15 @@ def warm() -> None:
 
 def search(puzzle: SearchJob, fast: bool) -> tuple[Result, float]:
     """The search's result and the CPU seconds it took, run here as a worker runs it."""
-    from quizgen.execution import order_search, runner
+    from quizgen.execution import runner
+    from quizgen.execution.order import runs as order_runs
     from quizgen.execution.snippets import compile_snippet
 
     runner._register_lines(puzzle)
     runner.reset_state()
     start = time.process_time()
     setups = [compile_snippet(s) for s in puzzle["setup"]]
-    result = order_search.search(puzzle, setups, {PATH}, fast=fast)
+    result = order_runs.search(puzzle, setups, {PATH}, fast=fast)
     return result, time.process_time() - start
 
 

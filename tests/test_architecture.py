@@ -53,10 +53,12 @@ def imports(module: str, path: Path, top_level_only: bool) -> set[str]:
     return names
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(top_level_only: bool = True) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports: at import time only, or anywhere (inside functions too)."""
     mods = modules()
     return {
-        name: {m for m in imports(name, path, True) if m in mods and m != name} for name, path in mods.items()
+        name: {m for m in imports(name, path, top_level_only) if m in mods and m != name}
+        for name, path in mods.items()
     }
 
 
@@ -81,7 +83,21 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_cycles() -> None:
-    assert cycles(import_graph()) == []
+    """Counting imports inside functions too: a lazy import that closes a cycle only hides it."""
+    assert cycles(import_graph(top_level_only=False)) == []
+
+
+def test_cycles_are_seen_through_imports_inside_functions(tmp_path: Path) -> None:
+    """The check above sees a cycle closed by an import inside a function (the import-time graph does not)."""
+    (tmp_path / "low.py").write_text("def f():\n    import pkg.high\n")
+    (tmp_path / "high.py").write_text("import pkg.low\n")
+    found = {}
+    for top_level_only in (True, False):  # the import-time graph, then every import
+        graph = {
+            f"pkg.{n}": imports(f"pkg.{n}", tmp_path / f"{n}.py", top_level_only) for n in ("low", "high")
+        }
+        found[top_level_only] = cycles(graph)
+    assert found == {True: [], False: [["pkg.high", "pkg.low", "pkg.high"]]}
 
 
 def test_only_execution_imports_torch() -> None:

@@ -9,13 +9,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quizgen.render import fast_python, highlighting
+from quizgen.render import fast_python, lexers
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pygments(code: str) -> str:
-    return pygments.highlight(code, highlighting.python_lexer(), highlighting.formatter())
+    return pygments.highlight(code, lexers.python_lexer(), lexers.formatter())
 
 
 def _strings(value: object) -> list[str]:

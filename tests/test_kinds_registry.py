@@ -13,14 +13,14 @@ from typing import ClassVar, cast
 import pytest
 
 from quizgen import kinds, pipeline
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.errors import CardErrors, Problem
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.render.markup import markdown
-from quizgen.render.present import CardView
+from quizgen.render.view import CardView
 
 from .conftest import SAMPLE_DECK
 from .quiz_support import as_shown

@@ -14,7 +14,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.errors import CardErrors
-from quizgen.execution import order_runs
+from quizgen.execution.order import runs as order_runs
 from quizgen.execution.snippets import SnippetFailed
 from quizgen.kinds.order_answer import judge_typed
 
@@ -35,7 +35,7 @@ def warm_process() -> Iterator[None]:
 @pytest.fixture
 def plain_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records each time the fast search runs ("fast") and gives up for the plain one ("plain"); every
-    search is run fast, however small or unmerged (else run plain by choice: order_runs._small, _unmerged)."""
+    search is run fast, however small or unmerged (else run plain by choice: order.runs._small, _unmerged)."""
     fallbacks: list[str] = []
     explore = order_runs._explore
     monkeypatch.setattr(order_runs, "SMALL", 0.0, raising=False)  # (none on main)
@@ -96,7 +96,7 @@ def test_a_puzzle_whose_accepted_set_is_huge_ends_with_a_verdict() -> None:
 
 def test_a_search_past_its_memory_budget_ends_with_a_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory is read between steps; past the budget the search stops with what is wrong."""
-    from quizgen.execution import order_budget
+    from quizgen.execution.order import budget as order_budget
 
     reads = iter([1 << 30] * 2)  # at the start; then the search has grown by a terabyte
     monkeypatch.setattr(order_budget, "_vsize", lambda: next(reads, 1 << 40))

@@ -35,7 +35,7 @@ def warm_process() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def always_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every search here runs fast, however small (else a small one is run plain, by choice)."""
-    from quizgen.execution import order_runs
+    from quizgen.execution.order import runs as order_runs
 
     monkeypatch.setattr(order_runs, "SMALL", 0.0)
     monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
@@ -59,7 +59,7 @@ def test_fast_and_plain_searches_agree_on_200_random_puzzles() -> None:
 
 def test_fast_and_plain_searches_agree_on_60_random_puzzles_with_a_loop() -> None:
     """Indented puzzles: a loop's variants run as one step, and those that begin as a failed one did
-    are not run (order_reach)."""
+    are not run (order.reach)."""
     rng = random.Random(12)
     assert _differing([random_loop_puzzle(rng) for _ in range(60)]) == []
 
@@ -188,7 +188,7 @@ def _namespace(code: str) -> dict[str, object]:
 
 
 def test_a_copy_is_faithful_and_independent() -> None:
-    from quizgen.execution.order_state import Shared, capture
+    from quizgen.execution.order.state import Shared, capture
 
     ns = _namespace(
         "model = torch.nn.Linear(2, 1)\n"
@@ -218,7 +218,7 @@ def test_a_copy_is_faithful_and_independent() -> None:
 
 
 def test_what_cannot_be_copied_makes_the_state_opaque() -> None:
-    from quizgen.execution.order_state import Opaque, Shared, capture
+    from quizgen.execution.order.state import Opaque, Shared, capture
 
     cases = {
         "a graph": "w = torch.ones(2, requires_grad=True)\nloss = (w * 2).sum()\n",
@@ -236,7 +236,7 @@ def test_what_cannot_be_copied_makes_the_state_opaque() -> None:
 
 
 def test_equal_states_and_only_those_have_equal_fingerprints() -> None:
-    from quizgen.execution.order_state import Shared, capture
+    from quizgen.execution.order.state import Shared, capture
 
     def fingerprint(code: str) -> object:
         ns = _namespace(code)
@@ -310,9 +310,9 @@ def test_the_view_gives_the_judge_the_graph_and_the_feedback(
 
 
 def test_only_what_no_step_can_reach_is_set_aside() -> None:
-    """A variable only the check reads is shared by every branch (order_state.apart) unless a step can
+    """A variable only the check reads is shared by every branch (order.state.apart) unless a step can
     reach one of its objects, or it reaches a class of the card's (whose insides are not walked)."""
-    from quizgen.execution.order_state import apart
+    from quizgen.execution.order.state import apart
 
     setup = "model = torch.nn.Linear(2, 1)\n"
     ns = _namespace(setup + "ref = torch.nn.Linear(2, 1); ref.load_state_dict(model.state_dict())\n")
@@ -323,7 +323,7 @@ def test_only_what_no_step_can_reach_is_set_aside() -> None:
 
 
 def test_the_reference_model_is_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    from quizgen.execution import order_runs
+    from quizgen.execution.order import runs as order_runs
 
     aside = []
     explore = order_runs._explore
@@ -356,8 +356,8 @@ def test_what_is_set_aside_stays_as_the_plain_search_sees_it() -> None:
 def test_tensors_are_compared_by_the_bytes_they_span() -> None:
     """Bytes of a storage that no tensor spans (an op's unused, uninitialized output) are no part of
     the state, unless some code can read a storage beyond its tensors."""
-    from quizgen.execution.order_names import views_only
-    from quizgen.execution.order_state import Shared, capture
+    from quizgen.execution.order.names import views_only
+    from quizgen.execution.order.state import Shared, capture
 
     def fingerprint(code: str, spans: bool) -> object:
         return capture(_namespace(code), ["a"], Shared(), copy=False, spans=spans)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from quizgen import pipeline
-from quizgen.execution.order_split import SPLIT_FROM, Split, candidates, worth_splitting
+from quizgen.execution.order.split import SPLIT_FROM, Split, candidates, worth_splitting
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Outcome, Result
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from quizgen import pipeline
-from quizgen.cards.schema import ID_PATTERN
+from quizgen.cards.fields import ID_PATTERN
 
 from .anki_support import collection, counts, import_all
 

@@ -540,7 +540,7 @@ def test_a_cite_named_like_a_place_is_part_of_the_cache_key() -> None:
 
 
 def test_a_loop_variable_is_no_dependency_on_a_line_binding_the_same_name() -> None:
-    from quizgen.execution.order_search import candidate_orders, dependencies
+    from quizgen.execution.order.search import candidate_orders, dependencies
 
     lines = ["i = 10", "squares = [i * i for i in range(3)]", "for i in range(2): total = i"]
     assert list(candidate_orders(3, dependencies(lines, set()))) == [

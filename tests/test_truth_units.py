@@ -16,7 +16,7 @@ from quizgen.answers import close, matches, show, show_declared
 from quizgen.cards.model import Card, Declared, Snippet, Tolerance
 from quizgen.errors import Location, Problem
 from quizgen.execution import cache
-from quizgen.execution.order_search import candidate_orders, dependencies, relax
+from quizgen.execution.order.search import candidate_orders, dependencies, relax
 from quizgen.execution.protocol import JSON, Answer, Job, Outcome, Placed
 from quizgen.kinds import myth, value
 from quizgen.kinds.myth import MythCard, computed_verdict
@@ -186,7 +186,7 @@ def test_job_key_is_a_sha256_hex_digest() -> None:
     assert re.fullmatch(r"[0-9a-f]{64}", key)
 
 
-# -- order_search: pruning follows the names a line binds --------------------------------------------
+# -- order.search: pruning follows the names a line binds --------------------------------------------
 
 
 @pytest.mark.parametrize(

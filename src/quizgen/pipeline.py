@@ -1,7 +1,8 @@
 """load -> execute -> verify -> render, with no click in sight.
 
-Every output is a renderer (quizgen/render/base.py); the build stages them all and commits them
-together, so a failure anywhere leaves every earlier output and the lock as they were.
+Every output is a renderer (the interface: quizgen/render/base.py; the list: render/registry.py); the
+build stages them all and commits them together, so a failure anywhere leaves every earlier output and
+the lock as they were.
 """
 
 from __future__ import annotations
@@ -349,8 +350,9 @@ def _sources(options: Options) -> str:
 
 def _render(options: Options, report: Report, stage: Stage) -> None:
     from quizgen.render import parallel
-    from quizgen.render.base import Located, Project, renderers
+    from quizgen.render.base import Located, Project
     from quizgen.render.present import shared_views
+    from quizgen.render.registry import renderers
 
     project = Project(
         report.decks, options.cards_dir, options.out_dir, report.settings.title, options.use_cache

@@ -17,12 +17,13 @@ import yaml
 
 from quizgen import confine, kinds, prose
 from quizgen.cards import continued, hints, schema, stored
+from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
 
-_ID = re.compile(schema.ID_PATTERN)
+_ID = re.compile(ID_PATTERN)
 _LIMIT = "the most a card file may have"
 
 
@@ -273,7 +274,7 @@ def load_file(
         problems.append(Problem(where, "a card file is a mapping with 'deck' and 'cards'"))
         return None
     before = len(problems)
-    top = Reader(name, root, schema.FILE_FIELDS, problems)
+    top = Reader(name, root, FILE_FIELDS, problems)
     part = continued.read_top(top, value_answers)  # a deck's own keys, or the deck it continues
     deck = part.deck
     if top.has("cards"):  # a missing `cards` is reported by the Reader

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from quizgen.cards import syntax
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Declared, Snippet, Tolerance
-from quizgen.cards.schema import Field
 from quizgen.constants import MAX_ORDER_LINES
 from quizgen.errors import Location, Problem
 

@@ -26,27 +26,16 @@ import time
 import traceback
 
 from quizgen.execution import stuck
+from quizgen.execution.owner import claim_jobs
 from quizgen.execution.protocol import Job, Result
 
 _PR_SET_CHILD_SUBREAPER = 36
-_owner = 0  # the pid of the job's own process (set in the child); its forks must not answer
 
 
 def become_subreaper() -> None:
     """Orphans of this process's children become its children, so none escapes `reap_all`."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux: no subreaper
         ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1)
-
-
-def claim_jobs() -> None:
-    """Mark this process as the one that runs jobs: processes its snippets fork are not."""
-    global _owner
-    _owner = os.getpid()
-
-
-def is_fork_of_job() -> bool:
-    """True in a process a snippet forked: it must end instead of going on as the job."""
-    return _owner != 0 and os.getpid() != _owner
 
 
 def describe_exit(status: int) -> str:
@@ -62,11 +51,10 @@ def describe_exit(status: int) -> str:
 
 def _child(job: Job, jobdir: str, write_fd: int) -> None:
     """The job's process: run it, send the result, end. Never returns."""
-    global _owner
-    from quizgen.execution import runner
+    from quizgen.execution import runner  # imports torch: only in the job's process
 
     try:
-        _owner = os.getpid()
+        claim_jobs()
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
         os.chdir(jobdir)

@@ -23,7 +23,7 @@ from typing import IO
 import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
 from quizgen.errors import QuizgenError
-from quizgen.execution import order_split
+from quizgen.execution.order import split as order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 
 
@@ -147,7 +147,7 @@ class Pool:
         timeouts: Mapping[str, float] | None = None,
     ) -> Generator[tuple[str, Result], None, None]:
         """Yield (key, result) for every job as results come in; stopping early cancels the rest.
-        A big order search is split across the workers (order_split): its key's result is the joined one."""
+        A big order search is split across the workers (order.split): its key's result is the joined one."""
         self.used = True
         self.ready()
         assert self.proc.stdin is not None

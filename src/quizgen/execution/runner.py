@@ -12,8 +12,9 @@ import traceback
 import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
-from quizgen.execution import cite, order_search
+from quizgen.execution import cite
 from quizgen.execution.describe import describe, evaluate
+from quizgen.execution.order import runs as order_runs
 from quizgen.execution.protocol import (
     Answer,
     Job,
@@ -156,7 +157,7 @@ def run_job(job: Job) -> Result:
     paths = {s["path"] for s in job_snippets(job)}
     if job["type"] == "search":
         setups = [compile_snippet(s) for s in job["setup"]]
-        return order_search.search(job, setups, paths)
+        return order_runs.search(job, setups, paths)
     return _run_code(job, paths)
 
 

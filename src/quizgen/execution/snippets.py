@@ -9,6 +9,7 @@ import traceback
 from functools import lru_cache
 from types import CodeType
 
+from quizgen.execution.owner import is_fork_of_job
 from quizgen.execution.protocol import SnippetJob
 
 
@@ -83,8 +84,6 @@ def run(code: CodeType, ns: dict[str, object], what: str) -> None:
 
 def _end_if_forked() -> None:
     """A process the snippet forked must not go on as the job (and answer for it): it ends here."""
-    from quizgen.execution.isolate import is_fork_of_job
-
     if is_fork_of_job():
         os._exit(0)
 

@@ -11,12 +11,12 @@ from importlib import resources
 from typing import ClassVar
 
 from quizgen import answers
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.errors import Location, Problem
 from quizgen.execution.protocol import Job, Outcome, SnippetJob, last_line
-from quizgen.render.present import CardView
+from quizgen.render.view import CardView
 
 
 class CardKind:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, cast
 
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.execution.protocol import Job
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.render.markup import markdown
-from quizgen.render.present import CardView
+from quizgen.render.view import CardView
 
 
 @dataclass

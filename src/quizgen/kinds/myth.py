@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from typing import ClassVar, cast
 
 from quizgen import answers
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.errors import Problem
 from quizgen.execution.protocol import Answer, Job, Outcome
 from quizgen.kinds.base import CardKind, raised_problem, setup_jobs
 from quizgen.render.markup import markdown
-from quizgen.render.present import CardView
+from quizgen.render.view import CardView
 
 
 @dataclass

@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from typing import ClassVar, cast
 
 from quizgen.cards import syntax
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader, has_assert
-from quizgen.cards.schema import Field
 from quizgen.constants import MIN_ORDER_LINES, REPEAT_MAX, REPEAT_MIN
 from quizgen.errors import Location, Problem
-from quizgen.execution.order_program import Program
+from quizgen.execution.order.program import Program
 from quizgen.execution.protocol import JSON, Feedback, Job, Outcome, SearchJob
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.kinds.order_answer import readable_answer
 from quizgen.render.markup import highlight, markdown
-from quizgen.render.present import CardView, OrderItem, shuffled
+from quizgen.render.view import CardView, OrderItem, shuffled
 
 MAX_GRAPH_LINES = 14  # more lines and telling whether the accepted orders form a graph takes too long
 

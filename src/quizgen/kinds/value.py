@@ -10,15 +10,15 @@ from typing import ClassVar, cast
 import yaml
 
 from quizgen import answers, patterns, prose
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Declared, Snippet, Tolerance, VerifiedCard
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.errors import Problem
 from quizgen.execution.protocol import JSON, Answer, Job, Outcome, RunJob
 from quizgen.kinds import variants
 from quizgen.kinds.base import CardKind, raised_problem, setup_jobs, snippet_lines
 from quizgen.render.markup import markdown
-from quizgen.render.present import CardView
+from quizgen.render.view import CardView
 
 
 @dataclass

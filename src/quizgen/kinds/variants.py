@@ -27,9 +27,9 @@ import yaml
 
 from quizgen import answers
 from quizgen.cards import syntax
+from quizgen.cards.fields import Field
 from quizgen.cards.model import Snippet, Tolerance
 from quizgen.cards.reader import Reader
-from quizgen.cards.schema import Field
 from quizgen.errors import Location, Problem
 from quizgen.execution.protocol import JSON, Answer, Job, Outcome, RunJob
 

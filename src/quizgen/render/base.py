@@ -53,13 +53,3 @@ class Located:
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise OutputError(f"{where}cannot write the {self.name} output: {exc.strerror or exc}") from None
-
-
-def renderers() -> list[Renderer]:
-    """Every output, in the order they are built (imported here so `quizgen --help` stays light)."""
-    from quizgen.render.anki import AnkiRenderer
-    from quizgen.render.cards_json import CardsJson
-    from quizgen.render.quiz import QuizRenderer
-    from quizgen.render.schema_file import SchemaFile
-
-    return [CardsJson(), SchemaFile(), AnkiRenderer(), QuizRenderer()]

@@ -22,6 +22,8 @@ from functools import lru_cache
 from html import escape  # as HtmlFormatter escapes (quote=False)
 from typing import Any, cast
 
+from quizgen.render.lexers import formatter, python_lexer
+
 _CONTEXTUAL = frozenset({"def", "class", "import", "from", "match", "case"})  # start Pygments states
 _AWKWARD = re.compile("[^\\x20-\\x7e\\n]|[\\\\@]|'''|\"\"\"")  # non-ASCII, tabs, controls, ...
 # Pygments' own patterns for these tokens, in its order (numbers before operators: `.5`).
@@ -98,8 +100,6 @@ def _class_of(value: str, after_dot: bool) -> str:
 
 def _lexed(text: str) -> tuple[tuple[str, str], ...]:
     """Pygments' tokens for `text` alone as (css class, text), same-class runs merged."""
-    from quizgen.render.highlighting import formatter, python_lexer
-
     classes = _css_classes(formatter())
     merged: list[tuple[str, str]] = []
     for ttype, value in python_lexer().get_tokens(text):
@@ -118,8 +118,6 @@ def _lexed(text: str) -> tuple[tuple[str, str], ...]:
 @lru_cache(maxsize=1)
 def _comment_class() -> str:
     from pygments.token import Comment
-
-    from quizgen.render.highlighting import formatter
 
     return str(_css_classes(formatter())(Comment.Single))
 

@@ -10,42 +10,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterable
-from functools import cache
-from typing import TYPE_CHECKING
 
 import pygments
 
 from quizgen.render import fast_python
 from quizgen.render.kept import Kept
-
-if TYPE_CHECKING:  # imported where used: an unchanged check highlights nothing and should not load them
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexer import Lexer
+from quizgen.render.lexers import formatter, lexer
 
 KEPT: Kept[str, str] = Kept(str, str, str)  # digest -> highlighted HTML
 using = KEPT.using  # the build cache's "highlight" table meanwhile
-
-
-@cache
-def formatter() -> HtmlFormatter:
-    from pygments.formatters import HtmlFormatter
-
-    return HtmlFormatter(nowrap=True)
-
-
-@cache
-def _lexer(language: str) -> Lexer:
-    from pygments.lexers import PythonLexer, get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        return PythonLexer() if language in ("", "python", "py") else get_lexer_by_name(language)
-    except ClassNotFound:
-        return get_lexer_by_name("text")
-
-
-def python_lexer() -> Lexer:
-    return _lexer("python")
 
 
 def _highlighted(code: str, language: str) -> str:
@@ -53,7 +26,7 @@ def _highlighted(code: str, language: str) -> str:
         fast = fast_python.tokens_html(code)  # the same HTML, from Python's tokenizer where it can
         if fast is not None:
             return fast
-    return pygments.highlight(code, _lexer(language), formatter())
+    return pygments.highlight(code, lexer(language), formatter())
 
 
 def _digest(code: str, language: str) -> str:

@@ -8,74 +8,22 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import random
 import re
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
-from quizgen.execution.protocol import JSON, Job, job_snippets
+from quizgen.execution.protocol import Job, job_snippets
 from quizgen.render import highlighting
 from quizgen.render.kept import Kept
 from quizgen.render.markup import highlight, is_remote, markdown, math_spans, plain, rewrite_images
-
-
-@dataclass
-class OrderItem:
-    label: str
-    code: str
-    html: str
-    line: int  # index into the card's lines, or -1 - k for distractor k
-
-
-@dataclass
-class CardView:
-    """A card ready for a template: HTML fragments are safe (escaped and sanitized) already."""
-
-    id: str
-    kind: str
-    deck: str
-    tags: list[str]
-    prompt_html: str
-    explain_html: str = ""
-    back_html: str = ""
-    code: str = ""
-    code_html: str = ""
-    setup_html: str = ""  # what ran before the card's code (the deck's setup, then its own), highlighted
-    output: str = ""
-    executed: bool = False  # something of the card ran at build time (its output and proof are real)
-    torch_version: str = ""  # only when what ran used torch ("verified with torch X")
-    answer_text: str = ""
-    verdict: bool | None = None
-    items: list[OrderItem] = field(default_factory=list)
-    accepted: list[list[int]] = field(default_factory=list)
-    judge: dict[str, JSON] = field(default_factory=dict)  # what judge.js needs (embedded as JSON)
-    attempts: int = 3  # checks the card allows before its answer (an order puzzle's; its deck's setting)
-    media: dict[str, Path] = field(default_factory=dict)  # image file name in the outputs -> its source
-
-    @property
-    def accepted_labels(self) -> list[str]:
-        by_line = {item.line: item.label for item in self.items}
-        return [" ".join(by_line[i] for i in order) for order in self.accepted]
-
-
-def shuffled(card_id: str, n: int) -> list[int]:
-    """A stable shuffle of range(n) from the card id, never the identity when n > 1."""
-    seed = int.from_bytes(hashlib.sha256(card_id.encode()).digest()[:8], "big")
-    rng = random.Random(seed)
-    order = list(range(n))
-    for _ in range(10):
-        rng.shuffle(order)
-        if n < 2 or order != sorted(order):
-            break
-    return order
-
+from quizgen.render.view import CardView
 
 # While a build renders (`shared_views`): (card, deck, deck tags) -> the card and its view. The Anki and
 # quiz renderers show every card, and making a view (Markdown, highlighting) was most of their time.

@@ -29,10 +29,11 @@ from quizgen.render.markup import (
     rewrite_card_links,
     rewrite_images,
 )
-from quizgen.render.present import CardView, card_titles, deck_description, deck_views
+from quizgen.render.present import card_titles, deck_description, deck_views
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 from quizgen.render.templating import PACKAGED, TemplateProblem, environment
+from quizgen.render.view import CardView
 
 STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names

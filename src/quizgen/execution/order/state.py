@@ -4,7 +4,7 @@ The state is what the steps still to come can observe: the namespace's live vari
 step may read) with every object reachable from them, the random number generators and torch's global
 settings. `capture` walks it once and gives a fingerprint (to merge orders that reach the same state)
 and a copy (to branch without running a shared prefix again). Only objects whose whole state the walk
-knows are copied and fingerprinted: plain values and containers, CPU tensors (order_tensors),
+knows are copied and fingerprinted: plain values and containers, CPU tensors (order.tensors),
 instances of Python classes (modules, optimizers, schedulers, losses: their `__dict__`), functions and
 closures, bound methods, weak references. Objects that came from imported modules (classes, module
 functions, modules, dtypes) are shared, not copied. An autograd graph is fingerprinted (when asked:
@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from quizgen.execution.order_tensors import Opaque, tensor
+from quizgen.execution.order.tensors import Opaque, tensor
 
 __all__ = ["Opaque", "Shared", "apart", "capture"]
 
@@ -86,7 +86,7 @@ def capture(
     """The fingerprint of the live part of `ns` (every variable when `live` is None) and, with `copy`,
     the namespace with its live part copied. With `graphs`, a fingerprint takes in autograd graphs
     (a copy never can); with `spans`, of a tensor's storage only the bytes the tensor spans (where no
-    code can read a storage beyond its tensors: order_names.views_only). Raises Opaque."""
+    code can read a storage beyond its tensors: order.names.views_only). Raises Opaque."""
     names = sorted(ns if live is None else set(live) & set(ns))
     for name in names:  # the usual reason first, before walking anything
         value = ns[name]

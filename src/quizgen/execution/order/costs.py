@@ -1,5 +1,5 @@
 """What the fast order search's own work costs, measured as it goes: to choose between copying a state
-and rebuilding it from setup, and whether comparing states is worth it (order_tree)."""
+and rebuilding it from setup, and whether comparing states is worth it (order.tree)."""
 
 from __future__ import annotations
 

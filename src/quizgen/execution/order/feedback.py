@@ -15,12 +15,12 @@ import traceback
 from collections.abc import Container
 from typing import TYPE_CHECKING
 
-from quizgen.execution import order_settings
-from quizgen.execution.order_program import CHECK, Chunk
+from quizgen.execution.order import settings as order_settings
+from quizgen.execution.order.program import CHECK, Chunk
 from quizgen.execution.protocol import Feedback, last_line
 
 if TYPE_CHECKING:
-    from quizgen.execution.order_steps import Runs
+    from quizgen.execution.order.steps import Runs
 
 VALUE_CHARS = 80  # of each value's repr
 MAX_VALUES = 4

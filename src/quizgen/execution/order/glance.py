@@ -1,5 +1,5 @@
 """States at a glance: the fast order search buckets states by a cheap summary before comparing them
-whole (order_tree._merge); equal states always share a summary."""
+whole (order.tree._merge); equal states always share a summary."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import torch
 
-from quizgen.execution import order_state
+from quizgen.execution.order import state as order_state
 
 N = TypeVar("N")
 

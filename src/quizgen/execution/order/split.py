@@ -16,9 +16,9 @@ import ast
 import builtins
 from collections.abc import Iterable
 
-from quizgen.execution.order_names import identifiers_of
-from quizgen.execution.order_program import Chunk, Orders, Share, program_of
-from quizgen.execution.order_search import dependencies, readable, relax
+from quizgen.execution.order.names import identifiers_of
+from quizgen.execution.order.program import Chunk, Orders, Share, program_of
+from quizgen.execution.order.search import dependencies, readable, relax
 from quizgen.execution.protocol import Job, Result, SearchJob
 
 SPLIT_FROM = 2000  # candidates from which a search is split (below, a part's start-up costs more)

@@ -3,15 +3,15 @@
 Every candidate runs the same way: its steps, `repeat` times, then the check. Candidates that begin
 with the same steps share those runs: the search goes one step deeper at a time over all of them
 (breadth first), keeping each distinct state once. To run two different next steps from one state it
-copies the state (order_state.capture); a state it cannot copy is reached again by running the steps
+copies the state (order.state.capture); a state it cannot copy is reached again by running the steps
 since the last state it copied. After each step, nodes holding the same blocks at the same point of
-their run are compared, and nodes whose states are equal (order_state: the same live variables with
+their run are compared, and nodes whose states are equal (order.state: the same live variables with
 the same contents, generators and settings; autograd graphs too, where the code allows) go on as one:
 from equal states the same steps do the same. A step that cannot compile is not run, nor one that
-begins with the lines a failed sibling ran from the same state (order_reach). Variables only the
+begins with the lines a failed sibling ran from the same state (order.reach). Variables only the
 check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
-step can reach their objects (order_state.apart); each run of the check must leave them unchanged. A
-search split across workers explores only its share of the candidates (order_program.Share).
+step can reach their objects (order.state.apart); each run of the check must leave them unchanged. A
+search split across workers explores only its share of the candidates (order.program.Share).
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from quizgen.execution import order_settings, order_state
-from quizgen.execution.order_budget import Budget
-from quizgen.execution.order_costs import Costs
-from quizgen.execution.order_glance import split
-from quizgen.execution.order_names import Liveness
-from quizgen.execution.order_program import CHECK, Chunk, Orders, Share
-from quizgen.execution.order_settings import Settings
-from quizgen.execution.order_state import Opaque, Shared
+from quizgen.execution.order import settings as order_settings
+from quizgen.execution.order import state as order_state
+from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.costs import Costs
+from quizgen.execution.order.glance import split
+from quizgen.execution.order.names import Liveness
+from quizgen.execution.order.program import CHECK, Chunk, Orders, Share
+from quizgen.execution.order.settings import Settings
+from quizgen.execution.order.state import Opaque, Shared
 from quizgen.execution.snippets import SnippetFailed
 
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
@@ -38,8 +39,8 @@ RunStep = Callable[[Chunk], BaseException | None]
 
 
 class Hints(Protocol):
-    """What the runner knows of steps that fail (order_steps.Runs): those that cannot compile, and
-    how far the last failed step got (order_reach)."""
+    """What the runner knows of steps that fail (order.steps.Runs): those that cannot compile, and
+    how far the last failed step got (order.reach)."""
 
     reached: tuple[tuple[int, int], ...] | None
 
@@ -104,7 +105,7 @@ class Tree:
         self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
         self._aside_key: tuple[object, ...] = ()
         self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
-        self.graphs = False  # states holding autograd graphs are compared too (order_tensors)
+        self.graphs = False  # states holding autograd graphs are compared too (order.tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
         self.rebuild: Callable[[], dict[str, object]] | None = None  # setup run again: the start anew
@@ -150,7 +151,7 @@ class Tree:
         return passed
 
     def _set_aside(self, threads: list[Thread]) -> frozenset[str] | None:
-        """Keep `aside` only if no step can reach its objects (order_state.apart); the live variables."""
+        """Keep `aside` only if no step can reach its objects (order.state.apart); the live variables."""
         self.aside &= frozenset(self.ns)
         live = self._live(threads)
         key = order_state.apart(self.ns, live or (), self.aside) if self.aside and live else None
@@ -233,7 +234,7 @@ class Tree:
 
     def _fails(self, step: Chunk, failed: set[tuple[tuple[int, int], ...]]) -> bool:
         """Whether the step fails without running it: it does not compile, or it begins with the lines
-        a sibling ran from the same state before raising (order_reach)."""
+        a sibling ran from the same state before raising (order.reach)."""
         if self.runs is None or step == CHECK:
             return False
         if self.runs.broken(step):

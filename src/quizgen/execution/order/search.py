@@ -1,20 +1,18 @@
-"""The order search: which orders of a puzzle's lines pass its check, and whether a distractor can be used.
+"""The order search's candidates: which orders of a puzzle's lines can pass its check, and the variants of
+a distractor to try.
 
-Data dependencies prune the n! orders (pure functions, usable anywhere); `search` runs the candidates
-inside a worker process (order_runs): the fast search (order_tree) where the state can be copied, else
-each candidate from a fresh namespace (the plain search, kept for what the fast one cannot vouch for
-and for the tests).
+Data dependencies prune the n! orders (pure functions, usable anywhere); `runs.search` runs the candidates
+inside a worker process: the fast search (order.tree) where the state can be copied, else each candidate
+from a fresh namespace (the plain search, kept for what the fast one cannot vouch for and for the tests).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
-from types import CodeType
 
-from quizgen.execution.order_names import always_binds
-from quizgen.execution.order_program import Program
-from quizgen.execution.protocol import Result, SearchJob
+from quizgen.execution.order.names import always_binds
+from quizgen.execution.order.program import Program
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -149,12 +147,3 @@ def readable(program: Program) -> list[str]:
         else:
             found.append("pass")  # `else:` and the like: no names of its own
     return found
-
-
-def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
-    """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
-    near the one as written do (in a worker: see order_runs). `fast=False` runs every candidate from
-    scratch."""
-    from quizgen.execution import order_runs
-
-    return order_runs.search(job, setups, paths, fast)

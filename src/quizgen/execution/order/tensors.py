@@ -1,4 +1,4 @@
-"""Tensors and autograd graphs in a candidate order's state (order_state walks them; imports torch).
+"""Tensors and autograd graphs in a candidate order's state (order.state walks them; imports torch).
 
 A tensor is its storage (compared by its bytes, or their BLAKE2 digest past 64 KiB; copied by a clone),
 its view of it, its gradient and attributes. A copy cannot hold an autograd graph, but a fingerprint

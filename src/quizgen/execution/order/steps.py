@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 from types import CodeType
 
-from quizgen.execution.order_budget import Budget
-from quizgen.execution.order_program import CHECK, Chunk, program_of
-from quizgen.execution.order_reach import Tracer, reached
+from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.program import CHECK, Chunk, program_of
+from quizgen.execution.order.reach import Tracer, reached
 from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 

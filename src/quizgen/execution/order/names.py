@@ -10,7 +10,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from quizgen.execution.order_program import Chunk, Orders, Program
+from quizgen.execution.order.program import Chunk, Orders, Program
 
 # Names through which code can read any variable: every variable then counts as read.
 _INTROSPECTION = {
@@ -147,7 +147,7 @@ def reaches_out(sources: Sequence[str]) -> bool:
 
 
 def graphs_comparable(sources: Sequence[str]) -> bool:
-    """Whether autograd graphs in the state can be compared (order_tensors): no code can make tensors
+    """Whether autograd graphs in the state can be compared (order.tensors): no code can make tensors
     share data behind autograd's back or hook into a backward pass."""
     return not any(identifiers_of(s) & _GRAPH_BLIND for s in sources)
 

@@ -1,7 +1,7 @@
 """Running an order puzzle's search inside a worker: the fast and the plain search, usable distractors,
-placements at other levels, feedback (the steps themselves: order_steps).
+placements at other levels, feedback (the steps themselves: order.steps).
 
-The fast search (order_tree) answers where it can vouch for its answer, the plain one (every candidate
+The fast search (order.tree) answers where it can vouch for its answer, the plain one (every candidate
 from a fresh namespace) elsewhere; both restore torch's settings and generators before each start.
 """
 
@@ -14,9 +14,12 @@ import time
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
-from quizgen.execution import cite, order_feedback, order_settings, order_split
-from quizgen.execution.order_budget import Budget
-from quizgen.execution.order_names import (
+from quizgen.execution import cite
+from quizgen.execution.order import feedback as order_feedback
+from quizgen.execution.order import settings as order_settings
+from quizgen.execution.order import split as order_split
+from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.names import (
     Liveness,
     graphs_comparable,
     identifiers_of,
@@ -25,12 +28,12 @@ from quizgen.execution.order_names import (
     reaches_out,
     views_only,
 )
-from quizgen.execution.order_program import Chunk, Orders, Program, Share, flatten
-from quizgen.execution.order_search import dependencies, distractor_variants, readable, relax
-from quizgen.execution.order_settings import Settings
-from quizgen.execution.order_state import Opaque
-from quizgen.execution.order_steps import Runs
-from quizgen.execution.order_tree import Thread, Tree
+from quizgen.execution.order.program import Chunk, Orders, Program, Share, flatten
+from quizgen.execution.order.search import dependencies, distractor_variants, readable, relax
+from quizgen.execution.order.settings import Settings
+from quizgen.execution.order.state import Opaque
+from quizgen.execution.order.steps import Runs
+from quizgen.execution.order.tree import Thread, Tree
 from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
 from quizgen.execution.snippets import (
     SnippetFailed,
@@ -54,7 +57,8 @@ class _Discard:
 
 
 def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
-    """order_search.search, in the worker."""
+    """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
+    near the one as written do (in a worker). `fast=False` runs every candidate from scratch."""
     start = order_settings.settings()
     runs = Runs(job, setups, paths)
     program = runs.program
