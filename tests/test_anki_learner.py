@@ -68,6 +68,7 @@ def test_a_variants_feedback_shows_code_not_backticks(reviewer: Any, rendered: d
     result = desktop(reviewer, rendered["sides"]["helper-count"], act)
     assert "`" not in result.inner_text()
     assert result.locator("code").all_inner_texts() == ["head_params", "n"]
+    assert result.locator("strong").all_inner_texts() == ["one"]  # emphasis as Markdown, not asterisks
     said = "not right: that is what you get if head_params gives one tensor per n."
     assert result.inner_text().endswith(said)
 

@@ -44,7 +44,7 @@ cards:
     answer_expr: len(ps)
     answer: 2
     variants:
-      - label: "`head_params` gives one tensor per `n`"
+      - label: "`head_params` gives **one** tensor per `n`"
         code: |
           ps = [1, 2, 3]
   - id: helper-is-param
@@ -201,6 +201,7 @@ def test_variant_labels_show_their_code_spans(browser: Any, site: str, tabs: lis
     assert reason.is_visible()
     assert "`" not in reason.inner_text()
     assert reason.locator("code").all_inner_texts() == ["head_params", "n"]
+    assert reason.locator("strong").all_inner_texts() == ["one"]  # emphasis as Markdown, not asterisks
     assert reason.inner_text() == "That is what you get if head_params gives one tensor per n."
 
 

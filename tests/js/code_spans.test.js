@@ -23,3 +23,24 @@ const CASES = [
 for (const [text, pieces] of CASES) {
   test(`code spans of ${JSON.stringify(text)}`, () => assert.deepEqual(J.codeSpans(text), pieces));
 }
+
+/* inlinePieces: code spans, then strong and em in the text between them (what both clients write). */
+const INLINE = [
+  ["**Never** call `step()` *before* backward", [
+    { tag: "strong", text: "Never" }, { tag: "", text: " call " }, { tag: "code", text: "step()" },
+    { tag: "", text: " " }, { tag: "em", text: "before" }, { tag: "", text: " backward" }
+  ]],
+  ["zero_grad and set_to_none stay words", [{ tag: "", text: "zero_grad and set_to_none stay words" }]],
+  ["_twice_ as __much__", [
+    { tag: "em", text: "twice" }, { tag: "", text: " as " }, { tag: "strong", text: "much" }
+  ]],
+  ["`**not bold**` and 2 * 3 * 4", [
+    { tag: "code", text: "**not bold**" }, { tag: "", text: " and 2 * 3 * 4" }
+  ]],
+  ["<b>x</b> *<i>*", [{ tag: "", text: "<b>x</b> " }, { tag: "em", text: "<i>" }]],
+  ["", []]
+];
+
+for (const [text, pieces] of INLINE) {
+  test(`inline pieces of ${JSON.stringify(text)}`, () => assert.deepEqual(J.inlinePieces(text), pieces));
+}

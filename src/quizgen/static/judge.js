@@ -541,8 +541,34 @@
     return out;
   }
 
+  /* A message's inline Markdown as [{tag, text}] pieces, tag "" (text), "code", "strong" or "em": code
+   * spans first (codeSpans), then `**strong**` / `__strong__` and `*em*` / `_em_` in the text between
+   * them (not nested; `_` only at word edges, so `zero_grad` stays a word). Each client writes the pieces
+   * with textContent into <code>, <strong> and <em>: no HTML is ever parsed. */
+  function inlinePieces(message) {
+    var out = [];
+    codeSpans(message).forEach(function (piece) {
+      if (piece.code) { out.push({ tag: "code", text: piece.text }); return; }
+      var text = piece.text, at = 0, m;
+      var marks = /(\*\*|__)(?=\S)([\s\S]*?\S)\1|(\*|_)(?=\S)([\s\S]*?\S)\3/g;
+      while ((m = marks.exec(text))) {
+        var mark = m[1] || m[3], before = text.charAt(m.index - 1), after = text.charAt(m.index + m[0].length);
+        if (mark.charAt(0) === "_" && (/\w/.test(before) || /\w/.test(after))) {
+          marks.lastIndex = m.index + 1;  // intraword underscores are not emphasis
+          continue;
+        }
+        if (m.index > at) out.push({ tag: "", text: text.slice(at, m.index) });
+        out.push({ tag: m[1] ? "strong" : "em", text: m[2] || m[4] });
+        at = m.index + m[0].length;
+      }
+      if (at < text.length) out.push({ tag: "", text: text.slice(at) });
+    });
+    return out;
+  }
+
   var api = {
     codeSpans: codeSpans,
+    inlinePieces: inlinePieces,
     judgeValue: judgeValue, judgeOrder: judgeOrder, judgeOrderItems: judgeOrderItems, parseOrder: parseOrder,
     parseIndented: parseIndented, accepts: accepts, placed: placed, verdict: verdict, feedbackFor: feedbackFor, kept: kept,
     nearest: nearest, misplacedByGraph: misplacedByGraph, misplacedReason: misplacedReason, lineCount: lineCount,

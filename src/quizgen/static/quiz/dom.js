@@ -9,13 +9,13 @@
   function text(el) { return el ? el.textContent.replace(/\s+/g, " ").trim() : ""; }
   function disable(selector, within) { $$(selector, within).forEach(function (b) { b.disabled = true; }); }
 
-  /* Write `message` into `el` as text, its Markdown `code` spans as <code> elements (never as HTML). */
+  /* Write `message` into `el` as text, its inline Markdown (`code`, **strong**, *em*) as elements (never as HTML). */
   function inline(el, message) {
     var J = root.QuizgenJudge || require("../judge.js");
     el.textContent = "";
-    J.codeSpans(message).forEach(function (piece) {
-      var node = piece.code ? document.createElement("code") : document.createTextNode(piece.text);
-      if (piece.code) node.textContent = piece.text;
+    J.inlinePieces(message).forEach(function (piece) {
+      var node = piece.tag ? document.createElement(piece.tag) : document.createTextNode(piece.text);
+      if (piece.tag) node.textContent = piece.text;
       el.appendChild(node);
     });
   }
@@ -23,7 +23,7 @@
   /* `message` as words, its code spans without their backticks (what a screen reader should say). */
   function plain(message) {
     var J = root.QuizgenJudge || require("../judge.js");
-    return J.codeSpans(message).map(function (piece) { return piece.text; }).join("");
+    return J.inlinePieces(message).map(function (piece) { return piece.text; }).join("");
   }
 
   var announceTimer = null;

@@ -213,13 +213,13 @@
     return verdict;
   }
 
-  /* `message` into `el` as text, its Markdown `code` spans as <code> (feedback and variant labels are
-   * Markdown); `append` keeps what `el` holds. Never parsed as HTML. */
+  /* `message` into `el` as text, its inline Markdown (`code`, **strong**, *em*) as elements (feedback and
+   * variant labels are Markdown); `append` keeps what `el` holds. Never parsed as HTML. */
   function write(el, message, append) {
     if (!append) el.textContent = "";
-    root.QuizgenJudge.codeSpans(message).forEach(function (piece) {
-      var node = piece.code ? document.createElement("code") : document.createTextNode(piece.text);
-      if (piece.code) node.textContent = piece.text;
+    root.QuizgenJudge.inlinePieces(message).forEach(function (piece) {
+      var node = piece.tag ? document.createElement(piece.tag) : document.createTextNode(piece.text);
+      if (piece.tag) node.textContent = piece.text;
       el.appendChild(node);
     });
   }
