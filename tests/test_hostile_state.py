@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from quizgen.execution.pool import Pool
 from quizgen.render import present
 
 from .conftest import write_project
+from .test_sandbox import outputs
 
 SECRET = "s3cret-key-7c1d"
 FORGED = "forged_by_the_repository"
@@ -48,20 +48,6 @@ def tree(folder: Path, skip: str = "\0") -> dict[str, bytes]:
             continue
         found[name] = path.read_bytes() if path.is_file() and not path.is_symlink() else b"<folder>"
     return found
-
-
-def outputs(root: Path) -> str:
-    """Every byte the build wrote, as text, with the .apkg members (not a cache the repository shipped)."""
-    texts = []
-    for path in (root / "build").rglob("*"):
-        if ".cache" in path.relative_to(root).parts:
-            continue
-        if path.suffix == ".apkg":
-            with zipfile.ZipFile(path) as z:
-                texts += [z.read(name).decode("latin-1") for name in z.namelist()]
-        elif path.is_file():
-            texts.append(path.read_bytes().decode("latin-1"))
-    return "\n".join(texts)
 
 
 def build(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str]:
@@ -100,7 +86,7 @@ def test_a_shipped_commit_journal_moves_nothing(
     assert code == 0, output
     assert tree(home, skip=".cache") == before
     assert (root / "cards" / "k.png").read_bytes() == PNG
-    assert SECRET not in outputs(root)
+    assert SECRET not in outputs(root, cache=False)
     assert list((root / "build" / "anki").glob("*.apkg"))  # the build was made, with its image
 
 
@@ -146,7 +132,7 @@ def test_a_shipped_build_cache_is_not_trusted(
     report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
     card = json.loads((root / "build" / "cards.json").read_text())["decks"][0]["cards"][0]
     assert card["outcome"]["value"]["value"] == 16
-    assert FORGED not in outputs(root)
+    assert FORGED not in outputs(root, cache=False)
     assert report.executed == 1 and report.cached == 0
 
 
@@ -240,7 +226,7 @@ def test_cards_symlinked_from_outside_the_project_are_refused(
         root.mkdir()
         (root / "cards").symlink_to(private / "cards")
     code, output = build(root, monkeypatch)
-    assert SECRET not in outputs(root)
+    assert SECRET not in outputs(root, cache=False)
     assert code != 0
     assert "outside the project" in output
 
@@ -253,7 +239,7 @@ def test_settings_symlinked_from_outside_the_project_are_refused(
     root = write_project(tmp_path / "repo", {"deck.yaml": basic_deck("Titled")})
     (root / "quizgen.toml").symlink_to(tmp_path / "private" / "settings.toml")
     code, output = build(root, monkeypatch)
-    assert SECRET not in outputs(root)
+    assert SECRET not in outputs(root, cache=False)
     assert code != 0
     assert "outside the project" in output
 

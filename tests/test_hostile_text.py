@@ -10,7 +10,6 @@ import resource
 import subprocess
 import sys
 import textwrap
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 
 from .conftest import write_project
+from .test_sandbox import outputs
 
 SECRET = "s3cr3t-k3y-7f1c"
 BASIC = """\
@@ -44,21 +44,6 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     yield home
-
-
-def outputs(root: Path, cache: bool = True) -> str:
-    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too); with
-    `cache` False, only what it publishes (not the results it keeps in build/.cache)."""
-    texts = []
-    for path in (root / "build").rglob("*") if (root / "build").exists() else []:
-        if not cache and ".cache" in path.relative_to(root / "build").parts:
-            continue
-        if path.suffix == ".apkg":
-            with zipfile.ZipFile(path) as z:
-                texts += [z.read(name).decode("latin-1") for name in z.namelist()]
-        elif path.is_file():
-            texts.append(path.read_bytes().decode("latin-1"))
-    return "\n".join(texts)
 
 
 def attempt(build: Callable[[], object]) -> str | None:

@@ -57,12 +57,15 @@ def sandboxed(fake_home: Path) -> Iterator[Pool]:
         yield pool
 
 
-def outputs(root: Path) -> str:
-    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too)."""
+def outputs(root: Path, cache: bool = True) -> str:
+    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too); with
+    `cache` False, only what it publishes (not a build/.cache folder a repository shipped)."""
     import zipfile
 
     texts = []
-    for path in (root / "build").rglob("*"):
+    for path in (root / "build").rglob("*") if (root / "build").exists() else []:
+        if not cache and ".cache" in path.relative_to(root / "build").parts:
+            continue
         if path.suffix == ".apkg":
             with zipfile.ZipFile(path) as z:
                 texts += [z.read(name).decode("latin-1") for name in z.namelist()]
