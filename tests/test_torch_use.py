@@ -41,7 +41,7 @@ def _job(setup: list[str], code: str, expr: str | None = None) -> Any:
 def test_every_shipped_card_reads_as_the_walk_reads_it() -> None:
     decks = loader.load_project(ROOT / "cards")
     jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]
-    assert len(jobs) > 90
+    assert len(jobs) > 75
     assert [present._parsed_uses_torch(job) for job in jobs] == [_walked(job) for job in jobs]
 
 
