@@ -16,11 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 import quizgen
-from quizgen import torches
+from quizgen import drift, torches
+from quizgen.cards import loader
+from quizgen.cards.model import Card
 from quizgen.cli import cli
 from quizgen.execution import pool
 from quizgen.execution.cache import job_key, torch_version
-from quizgen.execution.protocol import RunJob
+from quizgen.execution.protocol import Answer, Outcome, RunJob
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
 REAL_TORCHES = torches.root()
@@ -311,6 +313,46 @@ cards:
     answer_expr: x
     answer: [2.0, 4.0]
 """
+
+
+def _card(root: Path, card_id: str) -> Card:
+    return next(c for deck in loader.load_project(root / "cards") for c in deck.cards if c.id == card_id)
+
+
+def _value(display: str, type_: str = "repr") -> Answer:
+    return {"type": type_, "value": display, "display": display}  # type: ignore[typeddict-item]
+
+
+def test_drift_compares_what_a_learner_sees(project: Callable[..., Path]) -> None:
+    root = project({"z.yaml": ZERO_GRAD})
+    card = _card(root, "zero-grad")
+    at = f"{root / 'cards' / 'z.yaml'}"
+    mine = Outcome(ok=True, output="x\n", value=_value("None", "none"), cited={"n": _value("1")})
+    same = Outcome(ok=True, output="x\n", value=_value("None", "none"), cited={"n": _value("1")})
+    assert drift.compare(card, mine, same) == []
+    theirs = Outcome(ok=True, output="y\n", value=_value("tensor([0.])"), cited={"n": _value("1")})
+    found = drift.compare(card, mine, theirs)
+    assert [str(d.location) for d in found] == [
+        f"{at}:14:13: card 'zero-grad' -> answer",
+        f"{at}:8:11: card 'zero-grad' -> output",  # what the code printed
+    ]
+    assert [(d.installed, d.other) for d in found] == [("None", "tensor([0.])"), ("'x\\n'", "'y\\n'")]
+    # A card that fails under one torch is one difference, at the field that runs, with its exception.
+    error = "cite 'n' raised:\n    Traceback (most recent call last):\n    NameError: name 'p' is not defined"
+    [failed] = drift.compare(card, mine, Outcome(ok=False, error=error))
+    assert str(failed.location) == f"{at}:8:11: card 'zero-grad' -> code"
+    assert (failed.installed, failed.other) == (
+        "no error",
+        "an error: cite 'n' raised: NameError: name 'p' is not defined",
+    )
+    report = drift.Report("1.13.1", "2.13.0", [*found, failed], cards=2, executed=3, seconds=1.5)
+    assert report.lines() == [
+        f"{at}:14:13: card 'zero-grad' -> answer: torch 2.13.0 gives None, torch 1.13.1 gives tensor([0.])",
+        f"{at}:8:11: card 'zero-grad' -> output: torch 2.13.0 gives 'x\\n', torch 1.13.1 gives 'y\\n'",
+        f"{at}:8:11: card 'zero-grad' -> code: torch 2.13.0 gives no error, torch 1.13.1 gives an error: "
+        "cite 'n' raised: NameError: name 'p' is not defined",
+        "1 card of 2 answers differently on torch 1.13.1 (3 executed, 1.50 s)",
+    ]
 
 
 @pytest.fixture(scope="module")

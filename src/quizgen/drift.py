@@ -131,8 +131,14 @@ def _run(
 
 
 def compare(card: Card, mine: Outcome, theirs: Outcome | None) -> list[Difference]:
-    """What the card shows that differs between two outcomes, field by field."""
-    ours, other = shown(card, mine), shown(card, theirs) if theirs is not None else {}
+    """What the card shows that differs between two outcomes, field by field; a card that fails under
+    either torch is one difference, at the field that runs (what it would show follows from that)."""
+    run_field = kinds.get(card.kind).run_field
+    if theirs is None or not (mine.ok and theirs.ok):
+        status = _status(mine), _status(theirs)
+        location = dataclasses.replace(card.at(run_field), field=run_field)
+        return [Difference(location, *status)] if status[0] != status[1] else []
+    ours, other = shown(mine), shown(theirs)
     found = []
     for name in dict.fromkeys([*ours, *other]):
         a, b = ours.get(name, "nothing"), other.get(name, "nothing")
@@ -142,10 +148,17 @@ def compare(card: Card, mine: Outcome, theirs: Outcome | None) -> list[Differenc
     return found
 
 
-def shown(card: Card, outcome: Outcome, prefix: str = "") -> dict[str, str]:
-    """What a learner sees of an outcome, by the card field it belongs to."""
-    if not outcome.ok:
-        return {prefix + kinds.get(card.kind).run_field: "an error: " + _short(_last_line(outcome.error))}
+def _status(outcome: Outcome | None) -> str:
+    """Whether the card's code runs, and why not: its exception where the snippet raised one."""
+    if outcome is None:
+        return "no result"
+    if outcome.ok:
+        return "no error"
+    return "an error: " + _short(_failure(outcome.error or "failed"))
+
+
+def shown(outcome: Outcome, prefix: str = "") -> dict[str, str]:
+    """What a learner sees of an outcome that ran, by the card field it belongs to."""
     seen: dict[str, str] = {}
     if outcome.value is not None:
         seen[prefix + "answer"] = _short(answers.show(outcome.value))
@@ -156,17 +169,19 @@ def shown(card: Card, outcome: Outcome, prefix: str = "") -> dict[str, str]:
     if outcome.orders is not None:
         seen[prefix + "order"] = _orders(outcome.orders)
     for name, part in (outcome.parts or {}).items():
-        seen.update(shown(card, part, f"{prefix}{name} -> "))
+        seen.update(shown(part, f"{prefix}{name} -> ") if part.ok else {f"{prefix}{name}": _status(part)})
     return seen
 
 
 def _source_field(card: Card, name: str) -> str:
-    """The card field a shown thing stands on, for its location (the card's own when absent)."""
+    """The card field a shown thing stands on, for its location (the card's own when it has none)."""
     first = re.split(r" -> |\[| '", name)[0]
-    for field in (first, "answer", "answer_expr", "code", "cite"):
-        if field in card.fields:
-            return field
-    return first
+    if first == "answer" and first not in card.fields:
+        return "answer_expr"  # an answer computed, not declared
+    return _SOURCES.get(first, first)
+
+
+_SOURCES = {"output": "code", "order": "lines"}  # what prints the output; what is put in order
 
 
 def _orders(orders: Iterable[list[int]]) -> str:
@@ -174,9 +189,12 @@ def _orders(orders: Iterable[list[int]]) -> str:
     return f"{count(len(accepted), 'accepted order')} ({'; '.join(accepted)})" if accepted else "no order"
 
 
-def _last_line(text: str | None) -> str:
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1] if lines else "failed"
+def _failure(error: str) -> str:
+    """An error in a line: its exception, after what raised it when that is short ("cite 'x' raised:")."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    short = len(lines) > 1 and len(lines[0]) <= 40 and lines[0].endswith(":")
+    what = lines[0] if short and not lines[0].startswith("Traceback") else ""
+    return f"{what} {lines[-1]}".strip() if lines else "failed"
 
 
 def _short(text: str) -> str:
