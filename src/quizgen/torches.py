@@ -233,7 +233,9 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
     # pip draws its progress bar only on a terminal: given one (a pty) when the caller shows it.
     reader, writer = pty.openpty() if progress is not None else os.pipe()
     try:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer)
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer, env=_pip_env()
+        )
     except OSError as exc:
         os.close(reader)
         raise TorchError(f"could not run pip ({command[0]}): {exc.strerror or exc}") from None
@@ -247,6 +249,12 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
     os.close(reader)
     if proc.wait() != 0:
         raise TorchError(f"could not provision torch {version}: {pip_failure(b''.join(chunks))}")
+
+
+def _pip_env() -> dict[str, str]:
+    """The user's environment (proxies, pip's settings) without what would show pip another Python's
+    packages: a PYTHONPATH holding a torch would pass for installed, and never reach the environment."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")}
 
 
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
