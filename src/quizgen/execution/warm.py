@@ -90,7 +90,7 @@ def _amp() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     # A CPU GradScaler since 2.3 (before, CUDA's only): autocast alone is warmed without one.
     scaler = torch.amp.GradScaler("cpu") if hasattr(torch.amp, "GradScaler") else None
-    for dtype in (torch.bfloat16, torch.float16):  # float16 on the CPU since 2.1
+    for dtype in (torch.bfloat16, torch.float16):  # 1.13 autocasts the CPU to bfloat16 only
         with torch.autocast("cpu", dtype=dtype):
             loss = model(torch.ones(2, 2)).float().sum()
         if scaler is None:
