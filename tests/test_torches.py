@@ -94,7 +94,8 @@ def test_a_version_is_three_numbers(bad: str) -> None:
 def test_numpy_before_2_for_a_torch_built_against_numpy_1() -> None:
     assert torches.requirements("1.13.1") == ["torch==1.13.1", "numpy<2"]
     assert torches.requirements("2.2.2") == ["torch==2.2.2", "numpy<2"]
-    assert torches.requirements("2.3.0") == ["torch==2.3.0", "numpy"]
+    assert torches.requirements("2.3.0") == ["torch==2.3.0", "numpy<2"]
+    assert torches.requirements("2.3.1") == ["torch==2.3.1", "numpy"]
     assert torches.requirements("2.13.0") == ["torch==2.13.0", "numpy"]
 
 

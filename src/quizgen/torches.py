@@ -32,7 +32,9 @@ _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
 _IMPORTS = ".quizgen"  # import paths holding quizgen alone, one per quizgen location
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 PIP = ["{python}", "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
-NUMPY_2_SINCE = (2, 3)  # torch built against numpy 2 (older ones crash importing numpy 2's C API)
+# The first torch whose wheels were all built against numpy 2's C API (pytorch/pytorch#107302: 2.3, but
+# some 2.3.0 wheels were not); an older one fails to convert to and from numpy 2 arrays.
+NUMPY_2_SINCE = (2, 3, 1)
 
 
 class TorchError(QuizgenError):
@@ -161,7 +163,7 @@ def remove(version: str) -> Path:
 def requirements(version: str) -> list[str]:
     """What pip installs: torch pinned, and a numpy that torch's C API works with."""
     numbers = tuple(int(n) for n in checked(version).split("."))
-    numpy = "numpy" if numbers[:2] >= NUMPY_2_SINCE else "numpy<2"
+    numpy = "numpy" if numbers >= NUMPY_2_SINCE else "numpy<2"
     return [f"torch=={version}", numpy]
 
 
