@@ -27,7 +27,7 @@ def _strings(value: object) -> list[str]:
 
 
 def _is_code(text: str) -> bool:
-    """A snippet, not prose: prose naming `torch` on several lines (explanations) is not what the fast path is for."""
+    """A snippet that names torch, not prose that does (explanations are not what the fast path is for)."""
     try:
         compile(text, "<card>", "exec")
     except SyntaxError:
