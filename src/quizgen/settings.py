@@ -13,7 +13,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
+from quizgen import versions
 from quizgen.cards.model import Tolerance
 from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
 from quizgen.errors import CardErrors, Location, Problem
@@ -51,6 +53,7 @@ class Settings:
     value_answers: str = "choice"  # how value cards with variants are answered: VALUE_ANSWERS
     attempts: int = 3  # checks an order puzzle allows before its answer, unless its deck says otherwise
     shuffle: bool = False  # quiz mode shows a deck's cards in a new random order, unless its deck says
+    torch: tuple[str, ...] = ()  # torch versions the cards are verified on, oldest first; (): the installed
 
 
 VALUE_ANSWERS = ("choice", "typed")  # pick one of the executed answers, or type the answer
@@ -96,6 +99,28 @@ def _line_of(text: str, section: str, key: str | None) -> int:
     return start + 1
 
 
+def _top_line(text: str, prefix: str, key: str) -> int:
+    """The line of a key outside the sections (under [tool.quizgen] in a pyproject.toml)."""
+    if prefix:
+        return _line_of(text, prefix.rstrip("."), key)
+    found = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def _matrix_problem(value: object) -> str:
+    """Why a `torch` setting is not a list of torch versions ("" when it is one)."""
+    example = 'a list of torch versions, e.g. torch = ["1.13.1", "2.13.0"]'
+    if not isinstance(value, list) or not value:
+        return f"expected {example}"
+    for item in value:
+        if not isinstance(item, str) or not versions.VERSION.match(item):
+            return f"expected {example}; {item!r} is not a version (numbers and dots: 1.13.1)"
+    for n, item in enumerate(value):
+        if any(versions.same(item, other) for other in value[:n]):
+            return f"torch version {item} is listed twice"
+    return ""
+
+
 def _over_ceiling(value: float, ceiling: float) -> str:
     return (
         f"timeout {value:g} is over the {ceiling:g} seconds this machine allows a project; to allow it, "
@@ -124,6 +149,13 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
     problems: list[Problem] = []
     values: dict[str, object] = {}
     for section, body in data.items():
+        if section == "torch":  # a key of its own, before any section: `torch = ["1.13.1", "2.13.0"]`
+            where = Location(name, _top_line(text, prefix, section), field=f"{prefix}torch")
+            if wrong := _matrix_problem(body):
+                problems.append(Problem(where, wrong))
+            else:
+                values["torch"] = tuple(versions.ordered(cast(list[str], body)))
+            continue
         if section not in _KEYS or not isinstance(body, dict):
             where = Location(name, _line_of(text, prefix + section, None))
             problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: quiz, defaults"))
@@ -155,6 +187,7 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
         value_answers=str(values.get("value_answers", default.value_answers)),
         attempts=int(values.get("attempts", default.attempts)),  # type: ignore[call-overload]
         shuffle=bool(values.get("shuffle", default.shuffle)),
+        torch=values.get("torch", ()),  # type: ignore[arg-type]
         timeout=float(values.get("timeout", default.timeout)),  # type: ignore[arg-type]
         tolerance=Tolerance(
             rtol=float(values.get("rtol", default.tolerance.rtol)),  # type: ignore[arg-type]
