@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, matrix, settings, state, timeouts, verify, warned
+from quizgen import confine, kinds, matrix, settings, state, timeouts, torches, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
@@ -48,6 +48,7 @@ class Options:
     prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
     warn_once: bool = False  # leave out the warnings an earlier run showed (warned.py)
     matrix: bool = False  # run every version of the project's torch matrix: none may be left unprovisioned
+    torch: str | None = None  # run under this provisioned torch (quizgen/torches.py), not the installed one
 
 
 @dataclass
@@ -116,7 +117,7 @@ class _Plan:
         return replace(outcome, parts=parts) if parts else outcome
 
 
-def _plan(decks: list[Deck], cache: Cache) -> _Plan:
+def _plan(decks: list[Deck], cache: Cache, torch: str | None = None) -> _Plan:
     plan = _Plan()
     for deck, card in loader.iter_cards(decks):
         job = kinds.get(card.kind).job(deck, card)
@@ -124,11 +125,11 @@ def _plan(decks: list[Deck], cache: Cache) -> _Plan:
             continue
         if card.cite:
             job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
-        key = plan.keys[card.id] = job_key(job)
+        key = plan.keys[card.id] = job_key(job, torch)
         plan.jobs[card.id] = job
         plan.need(key, job, card)
         for name, part in kinds.get(card.kind).further_jobs(deck, card).items():
-            part_key = plan.parts.setdefault(card.id, {})[name] = job_key(part)
+            part_key = plan.parts.setdefault(card.id, {})[name] = job_key(part, torch)
             plan.need(part_key, part, card)
     for key, hit in cache.get_many(plan.work).items():  # a few queries, not one per card
         plan.outcomes[key] = hit
@@ -182,7 +183,8 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
 
     # Warm (optimizers imported once in the zygote) when everything is to run; else only what runs.
     warm = known is None
-    return pool.Pool(options.jobs, options.memory, warm, options.sandbox, [options.cards_dir])
+    python = torches.runs_under(options.torch)
+    return pool.Pool(options.jobs, options.memory, warm, options.sandbox, [options.cards_dir], python)
 
 
 def _stop(early: Pool) -> None:
@@ -215,7 +217,7 @@ def _check(options: Options, cache: Cache) -> Report:
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
-    plan = _plan(decks, cache)
+    plan = _plan(decks, cache, torches.result_key(options.torch))
     plan.problems += load_problems
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
     plan.problems += text_errors
@@ -298,6 +300,7 @@ def _run(
         sandbox=options.sandbox,
         keep=[options.cards_dir],
         unsandboxed=unsandboxed,
+        python=torches.runs_under(options.torch),
         timeouts={
             key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
             for key in plan.work

@@ -105,14 +105,15 @@ def _without_places(job: object) -> object:
     return job
 
 
-def job_key(job: Job) -> str:
-    """The cache key of a job: its content (not its place in the files) and every version it ran with."""
+def job_key(job: Job, torch: str | None = None) -> str:
+    """The cache key of a job: its content (not its place in the files) and every version it runs with;
+    `torch` is the version of the torch that runs it (quizgen/torches.py), by default the installed one."""
     material = {
         "job": _without_places(job),
         "quizgen": __version__,
         "format": RESULT_FORMAT,
         "python": sys.version,
-        "torch": torch_version(),
+        "torch": torch or torch_version(),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from types import CodeType, ModuleType
 from typing import Any
 
+from quizgen.execution import compat
+
 _VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # PyDictObject: refcnt, type, ma_used, ma_version_tag
 
 
@@ -173,9 +175,7 @@ def torch_settings() -> dict[str, object]:
         "num_threads": torch.get_num_threads(),
         "autocast_cache": torch.is_autocast_cache_enabled(),
     }
-    for device in ("cpu", "cuda"):
-        settings[f"autocast_{device}"] = torch.is_autocast_enabled(device)
-        settings[f"autocast_{device}_dtype"] = torch.get_autocast_dtype(device)
+    settings.update(compat.autocast_settings())
     # A process group left open: the next card's init_process_group would fail.
     distributed = sys.modules.get("torch.distributed")
     open_group = distributed is not None and distributed.is_available() and distributed.is_initialized()

@@ -5,6 +5,8 @@ That process is started so that nothing of the project runs in it before its san
 in `/` (never the project), with an isolated import path (`-P -s`: no working folder or script folder,
 no user site-packages; quizgen's own folder first), and an environment built from nothing
 (`environment`), so no variable of the user's (tokens, keys) reaches a snippet.
+A pool may run under another torch (`python`: the Python of an environment quizgen/torches.py made);
+its import path then holds quizgen alone, so nothing of quizgen's own environment (its torch) is seen.
 """
 
 from __future__ import annotations
@@ -35,8 +37,11 @@ class SandboxUnavailable(QuizgenError):
     """--sandbox=require on a machine where snippets cannot be sandboxed."""
 
 
-def environment() -> dict[str, str]:
-    """The pool's environment: what it needs and nothing of the user's (snippets inherit it)."""
+def environment(imports: str | None = None) -> dict[str, str]:
+    """The pool's environment: what it needs and nothing of the user's (snippets inherit it).
+
+    `imports` replaces the import path (another torch's pool: quizgen alone, not the user's PYTHONPATH,
+    which may hold a torch of its own)."""
     env = {
         "PATH": "/usr/bin:/bin",  # programs a snippet may run (`sh`, `sleep`): the system's only
         "LANG": "C.UTF-8",  # one locale everywhere: outputs do not depend on the user's
@@ -48,7 +53,7 @@ def environment() -> dict[str, str]:
         "PYTHONHASHSEED": "0",  # set and dict orders the same in every run
         # quizgen's own folder first, then the user's PYTHONPATH (the user's setting, as any Python
         # honours it); only absolute entries, since an empty or relative one names a working folder.
-        "PYTHONPATH": os.pathsep.join(dict.fromkeys([_src(), *_absolute(os.environ.get("PYTHONPATH", ""))])),
+        "PYTHONPATH": imports or _import_path(),
     }
     # $HOME and $TMPDIR matter only where the sandbox is off (or unavailable): it replaces both with
     # empty folders of its own. LD_LIBRARY_PATH may be what lets torch's libraries load at all (the
@@ -60,6 +65,10 @@ def environment() -> dict[str, str]:
     if libraries := _absolute(os.environ.get("LD_LIBRARY_PATH", "")):
         env["LD_LIBRARY_PATH"] = os.pathsep.join(libraries)
     return env
+
+
+def _import_path() -> str:
+    return os.pathsep.join(dict.fromkeys([_src(), *_absolute(os.environ.get("PYTHONPATH", ""))]))
 
 
 def _src() -> str:
@@ -84,14 +93,22 @@ class Pool:
         warm: bool = True,
         sandbox: str = "auto",
         keep: Sequence[Path] = (),
+        python: Path | None = None,
     ) -> None:
         self.jobs, self.memory = jobs, memory
+        self.torch_version = ""  # what the worker imported (known once ready)
         self.sandbox_off = ""  # why snippets run without the sandbox ("" when they run in it)
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         # -P: not the working folder first on the import path; -s: no user site-packages.
-        cmd = [sys.executable, "-P", "-s", "-m", "quizgen.execution.worker"]
+        imports, keep = None, list(keep)
+        if python is not None and python != Path(sys.executable):  # another torch's environment
+            from quizgen import torches
+
+            imports = str(torches.import_path())
+            keep.append(Path(quizgen.__file__).resolve().parent)  # where the import path's link leads
+        cmd = [str(python or sys.executable), "-P", "-s", "-m", "quizgen.execution.worker"]
         cmd += ["--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")
@@ -103,7 +120,7 @@ class Pool:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=environment(),
+            env=environment(imports),
             cwd="/",  # the project's files must not be found by a relative import or path
         )
 
@@ -126,6 +143,7 @@ class Pool:
             self.proc.wait()
             raise SandboxUnavailable(message.get("error") or "the worker pool did not start")
         self.sandbox_off = message.get("sandbox", "")
+        self.torch_version = str(message.get("torch_version", ""))
         self._ready = True
 
     def _send(self, message: Request) -> None:
@@ -231,10 +249,12 @@ def execute(
     keep: Sequence[Path] = (),
     unsandboxed: list[str] | None = None,
     timeouts: Mapping[str, float] | None = None,
+    python: Path | None = None,
 ) -> dict[str, Outcome]:
     """Run every job; `on_result` is told of each outcome and returns False to stop early.
 
-    Without a `pool`, one is started for this call (only when there is work) and closed after.
+    Without a `pool`, one is started for this call (only when there is work) and closed after, under
+    `python` (another torch's environment) when given.
     A pool running without the sandbox (where it was not turned off) says why in `unsandboxed`.
     """
     outcomes: dict[str, Outcome] = {}
@@ -244,7 +264,9 @@ def execute(
     # Warming optimizers up once in the zygote pays when a worker runs more than one job; with a
     # job per worker, each worker warms only what its snippet uses, in parallel.
     workers = max(1, min(jobs, len(work)))
-    active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, keep=keep)
+    active = pool or Pool(
+        workers, memory, warm=len(work) > workers, sandbox=sandbox, keep=keep, python=python
+    )
     try:
         active.ready()
         if active.sandbox_off and unsandboxed is not None and sandbox != "off":  # off: the user knows

@@ -12,7 +12,7 @@ import traceback
 import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
-from quizgen.execution import cite
+from quizgen.execution import cite, compat
 from quizgen.execution.describe import describe, evaluate
 from quizgen.execution.order import runs as order_runs
 from quizgen.execution.protocol import (
@@ -77,9 +77,7 @@ def reset_state() -> None:
 
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
-    for device, dtype in (("cpu", torch.bfloat16), ("cuda", torch.float16)):
-        torch.set_autocast_enabled(device, False)  # a snippet may enter autocast and never leave it
-        torch.set_autocast_dtype(device, dtype)
+    compat.reset_autocast()  # a snippet may enter autocast and never leave it
     torch.set_autocast_cache_enabled(True)
     torch.autograd.set_detect_anomaly(False)
     if torch.are_deterministic_algorithms_enabled():  # the setter alone imports for 1.5 s

@@ -99,7 +99,7 @@ def seed() -> None:
         device = getattr(torch, name, None)
         if device is not None and device.is_initialized() and not device._is_in_bad_fork():
             device.manual_seed_all(0)
-    if torch._C._has_mps:  # pragma: no cover - macOS only; started eagerly, so seeded as torch does
+    if getattr(torch._C, "_has_mps", False):  # pragma: no cover - macOS only (and 1.13 has no flag)
         torch.mps.manual_seed(0)
     random.seed(0)
     try:

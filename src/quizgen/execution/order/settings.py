@@ -56,6 +56,8 @@ def _default_device() -> str:
     context = getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device_context", None)
     if context is None and not torch._C._len_torch_function_stack():
         return "cpu"
+    if not hasattr(torch, "get_default_device"):  # before 2.3: the context's, if any (none before 2.0)
+        return str(getattr(context, "device", "cpu"))
     return str(torch.get_default_device())
 
 
