@@ -22,7 +22,8 @@ from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.errors import InternalError, Problem, QuizgenError
 from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
-from quizgen.execution.protocol import Job, Outcome
+from quizgen.execution.protocol import Job, Outcome, place
+from quizgen.verify import indent
 
 if TYPE_CHECKING:
     from quizgen.pipeline import Options
@@ -107,6 +108,8 @@ def check(
     from quizgen.render.manifest import LOCK_NAME
 
     checked = Checked()
+    if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
+        return checked
     for card in cards:
         if not versions.in_range(installed(), card.torch):
             message = f"the range leaves out the installed torch {installed()}, which runs every card"
@@ -118,6 +121,12 @@ def check(
                 message = f"varies_with_torch, but the project's torch matrix is torch {installed()} alone"
                 checked.warnings.append(Problem(card.at("varies_with_torch"), message))
         return checked
+    missing = [v for v in extra if _python_for(v) is None]
+    if options.matrix and missing:
+        raise NotProvisioned(
+            f"torch {missing[0]} of the project's matrix is not provisioned: "
+            f"`quizgen torch add {missing[0]}`, then run again"
+        )
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
     mine = {c.id: c for c in cards if c.id in jobs and (o := outcome_of(c)) is not None and o.ok}
     answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
@@ -128,12 +137,9 @@ def check(
             work = {c.id: (c, jobs[c.id]) for c in ran}
             outcomes = _run(options, version, python, work, cache, project_timeout)
             for card in ran:
-                _answered(card, version, outcomes[card.id], answers, checked)
-        elif options.matrix:
-            raise NotProvisioned(
-                f"torch {version} of the project's matrix is not provisioned: `quizgen torch add {version}`, "
-                "then run again"
-            )
+                got = _answered(card, version, outcomes[card.id], outcome_of(card), jobs[card.id], checked)
+                if got is not None:
+                    answers[card.id][version] = got
         else:
             _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
     for card_id, card in mine.items():
@@ -149,27 +155,26 @@ def _answer(card: Card, outcome: Outcome | None) -> str:
 
 
 def _answered(
-    card: Card, version: str, outcome: Outcome, answers: dict[str, dict[str, str]], checked: Checked
-) -> None:
-    """Take in what a version's run of the card gave: its answer, or why it failed there."""
-    if outcome.ok:
-        answers[card.id][version] = _answer(card, outcome)
-        return
-    kind = kinds.get(card.kind)
-    first = (outcome.error or "execution failed").strip().splitlines()
-    shown = "\n".join(first[-3:])  # a traceback's last lines say what failed
+    card: Card, version: str, outcome: Outcome, primary: Outcome | None, job: Job, checked: Checked
+) -> str | None:
+    """A version's answer from its run of the card; None (and the problem noted) when the card fails
+    there, or raises where the installed torch does not: what it uses is missing or works otherwise."""
+    raised = outcome.value is not None and outcome.value["type"] == "exception"
+    expected = primary is not None and primary.value is not None and primary.value["type"] == "exception"
+    if outcome.ok and (expected or not raised):
+        return _answer(card, outcome)
+    if not outcome.ok:
+        shown = "\n".join((outcome.error or "execution failed").strip().splitlines()[-3:])
+    elif outcome.raised is not None:
+        shown = "\n".join(place(outcome.raised, job).traceback.splitlines()[-3:])
+    else:
+        shown = _answer(card, outcome)
     message = (
         f"fails on torch {version} (it runs on torch {installed()}); a card about the versions that have "
-        f'what it uses says so: `torch: ">={_next_minor(version)}"`:\n{shown}'
+        f'what it uses says so: `torch: ">{version}"`, or a range that leaves {version} out:\n{shown}'
     )
-    first_line, _, rest = message.partition("\n")
-    indented = first_line + "".join(f"\n    {line}" for line in rest.splitlines())
-    checked.problems.append(Problem(card.at(kind.run_field), indented))
-
-
-def _next_minor(version: str) -> str:
-    major, minor, _ = versions.key(version)
-    return f"{major}.{minor + 1}"
+    checked.problems.append(Problem(card.at(kinds.get(card.kind).run_field), indent(message)))
+    return None
 
 
 def _recalled(
@@ -204,7 +209,7 @@ def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
                 message = (
                     f"answers `{answer}` on torch {version} but `{newest}` on torch {newest_version}; if the "
                     "change is what the card teaches, declare it: `varies_with_torch: true`; if the card is "
-                    f'about one side, give the versions: `torch: ">={_next_minor(version)}"`'
+                    f'about one side, give the versions it is about: `torch: ">{version}"`, say'
                 )
                 where = "answer" if "answer" in card.fields else kinds.get(card.kind).run_field
                 checked.problems.append(Problem(card.at(where), message))
@@ -240,10 +245,6 @@ def _python_for(version: str) -> Path | None:
     return torches.python_for(version)
 
 
-def _version_key(key: str, version: str) -> str:
-    return hashlib.sha256(f"{key}\0torch {version}".encode()).hexdigest()
-
-
 def _run(
     options: Options,
     version: str,
@@ -253,11 +254,13 @@ def _run(
     project_timeout: float,
 ) -> dict[str, Outcome]:
     """Each card's job run under another torch (by card id), from the cache where it ran before."""
+    from quizgen import torches
     from quizgen.execution.pool import Pool, execute
 
     cards: dict[str, list[Card]] = {}
+    runs = torches.torch_of(python)  # results are cached by the torch that gave them
     for card, job in work.values():
-        cards.setdefault(_version_key(job_key(_answer_job(job)), version), []).append(card)
+        cards.setdefault(job_key(_answer_job(job), runs), []).append(card)
     keyed = {key: _answer_job(work[held[0].id][1]) for key, held in cards.items()}
     found = cache.get_many(keyed)
     todo = {key: job for key, job in keyed.items() if key not in found}

@@ -114,7 +114,7 @@ def _matrix_problem(value: object) -> str:
         return f"expected {example}"
     for item in value:
         if not isinstance(item, str) or not versions.VERSION.match(item):
-            return f"expected {example}; {item!r} is not a version (numbers and dots: 1.13.1)"
+            return f"expected {example}; {item!r} is not a torch release (three numbers: 1.13.1)"
     for n, item in enumerate(value):
         if any(versions.same(item, other) for other in value[:n]):
             return f"torch version {item} is listed twice"
