@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from quizgen import kinds, prose, timeouts, versions
 from quizgen.cards import schema
@@ -25,11 +25,20 @@ from quizgen.execution.cache import Cache, _without_places, job_key, torch_versi
 from quizgen.execution.protocol import Job, Outcome, place
 from quizgen.verify import indent
 
-if TYPE_CHECKING:
-    from quizgen.pipeline import Options
-
 Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
 TABLE = "torch"  # the lock's section of recorded answers
+
+
+class Options(Protocol):
+    """What the matrix reads of a run's options (pipeline.Options)."""
+
+    cards_dir: Path
+    jobs: int
+    memory: int
+    sandbox: str
+    timeout: float | None
+    torch: str | None  # the whole run is under another torch (`check --torch`)
+    matrix: bool  # every version must run: none may be left unprovisioned
 
 
 class NotProvisioned(QuizgenError):
