@@ -99,6 +99,25 @@ def _line_of(text: str, section: str, key: str | None) -> int:
     return start + 1
 
 
+def _setting_problem(prefix: str, section: str, key: str, value: object, max_timeout: float) -> str:
+    """What is wrong with one setting of a section ("" when nothing is)."""
+    expected = _KEYS[section].get(key)
+    if expected is None:
+        return f"unknown setting '{key}'; [{prefix}{section}] has {', '.join(_KEYS[section])}"
+    if (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
+        what = "true or false" if expected is bool else "text" if expected is str else "a number"
+        return f"expected {what}"
+    if key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
+        return f"expected a whole number from 1 to {MAX_ATTEMPTS}"
+    if key == "value_answers" and value not in VALUE_ANSWERS:
+        return f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"
+    if isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
+        return f"must be {'> 0' if key == 'timeout' else '>= 0'}"
+    if key == "timeout" and value > max_timeout:  # type: ignore[operator]
+        return _over_ceiling(value, max_timeout)  # type: ignore[arg-type]
+    return ""
+
+
 def _top_line(text: str, prefix: str, key: str) -> int:
     """The line of a key outside the sections (under [tool.quizgen] in a pyproject.toml)."""
     if prefix:
@@ -161,22 +180,9 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
             problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: quiz, defaults"))
             continue
         for key, value in body.items():
-            expected = _KEYS[section].get(key)
             where = Location(name, _line_of(text, prefix + section, key), field=f"{prefix}{section}.{key}")
-            if expected is None:
-                allowed = ", ".join(_KEYS[section])
-                problems.append(Problem(where, f"unknown setting '{key}'; [{prefix}{section}] has {allowed}"))
-            elif (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
-                what = "true or false" if expected is bool else "text" if expected is str else "a number"
-                problems.append(Problem(where, f"expected {what}"))
-            elif key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
-                problems.append(Problem(where, f"expected a whole number from 1 to {MAX_ATTEMPTS}"))
-            elif key == "value_answers" and value not in VALUE_ANSWERS:
-                problems.append(Problem(where, f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"))
-            elif isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
-                problems.append(Problem(where, f"must be {'> 0' if key == 'timeout' else '>= 0'}"))
-            elif key == "timeout" and value > max_timeout:  # type: ignore[operator]
-                problems.append(Problem(where, _over_ceiling(value, max_timeout)))  # type: ignore[arg-type]
+            if wrong := _setting_problem(prefix, section, key, value, max_timeout):
+                problems.append(Problem(where, wrong))
             else:
                 values[key] = value
     if problems:
