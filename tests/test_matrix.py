@@ -12,7 +12,7 @@ import os
 import sqlite3
 import textwrap
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ from .quiz_support import as_shown
 
 INSTALLED = matrix.installed()
 OLD = "1.13.1"
-_USER_CACHE = os.environ.get("QUIZGEN_CACHE_DIR")  # read at import, before conftest points it elsewhere
+REAL_TORCHES = torches.root()  # where this user keeps environments (read before conftest moves the cache)
 
 ZERO_GRAD_CARD = """\
 deck: Matrix
@@ -309,27 +309,27 @@ def test_declaring_a_change_on_a_matrix_of_one_version_is_a_warning(
 # -- the real torch 1.13.1 -------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _nothing_provisioned(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No torch environment but those a test asks for (`torch_113`), wherever the user keeps them."""
+    monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(tmp_path_factory.mktemp("no-torches")))
+
+
 @pytest.fixture
-def torch_113(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A cache directory of this test whose torch environments are the user's (1.13.1 among them): in
-    CI it is provisioned there when missing (a download of about 2.5 GB, once); elsewhere the test is
-    skipped without it."""
-    home = tmp_path_factory.mktemp("matrix-state")
-    user = Path(_USER_CACHE) if _USER_CACHE else Path.home() / ".cache" / "quizgen"
-    with monkeypatch.context() as patch:
-        patch.setenv("QUIZGEN_CACHE_DIR", str(user))
-        if torches.python_for(OLD) is None:
-            if os.environ.get("CI") != "true":
-                pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`); CI provisions it")
-            torches.provision(OLD)
-    (home / torches.FOLDER).symlink_to(user / torches.FOLDER, target_is_directory=True)
-    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(home))
-    yield home
+def torch_113(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The real torch 1.13.1 where this user keeps environments: in CI provisioned there when missing
+    (a download of about 2.5 GB, once); elsewhere the test is skipped without it."""
+    monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
+    if torches.python_for(OLD) is None:
+        if os.environ.get("CI") != "true":
+            pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`); CI provisions it")
+        torches.provision(OLD)
+    return OLD
 
 
 @pytest.mark.slow
 def test_real_torch_113_refuses_the_undeclared_change_then_shows_both_answers(
-    tmp_path: Path, torch_113: Path, options: Callable[..., pipeline.Options], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, torch_113: str, options: Callable[..., pipeline.Options], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make(tmp_path, deck(), [OLD, INSTALLED])
     assert "answers `tensor([0., 0.])` on torch 1.13.1 but `None` on torch" in errors_of(options(root))
@@ -340,7 +340,9 @@ def test_real_torch_113_refuses_the_undeclared_change_then_shows_both_answers(
     assert vc.torch is not None and vc.torch.answers == {OLD: "tensor([0., 0.])", INSTALLED: "None"}
     assert vc.card.explain == f"None since torch {INSTALLED}."  # type: ignore[attr-defined]
     shown = published(root)
-    # The same build without the environment: the lock's answers, the same outputs.
+    # The same build without the environment (the cache directory elsewhere): the lock's answers, the
+    # same outputs.
+    monkeypatch.delenv("QUIZGEN_TORCH_DIR")
     monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path / "elsewhere"))
     report = pipeline.build(options(root, use_cache=False))
     assert report.torch_notes == [
@@ -352,7 +354,7 @@ def test_real_torch_113_refuses_the_undeclared_change_then_shows_both_answers(
 
 @pytest.mark.slow
 def test_real_torch_113_a_missing_api_needs_the_cards_range(
-    tmp_path: Path, torch_113: Path, runner: CliRunner, in_dir: Callable[[Path], None]
+    tmp_path: Path, torch_113: str, runner: CliRunner, in_dir: Callable[[Path], None]
 ) -> None:
     card = """\
     deck: Amp
@@ -383,7 +385,7 @@ def test_real_torch_113_a_missing_api_needs_the_cards_range(
 
 @pytest.mark.slow
 def test_real_torch_113_verifies_the_shipped_deck(
-    torch_113: Path, runner: CliRunner, in_dir: Callable[[Path], None], tmp_path: Path
+    torch_113: str, runner: CliRunner, in_dir: Callable[[Path], None], tmp_path: Path
 ) -> None:
     in_dir(Path(__file__).parent.parent)
     result = runner.invoke(cli, ["check", "--matrix", "-j", "2", "--out", str(tmp_path / "build")])

@@ -163,10 +163,27 @@ def cli() -> None:
 @cli.command()
 @common_options
 @_matrix
-def check(**kw: Any) -> None:
+@click.option(
+    "--torch",
+    "torch_version",
+    metavar="VERSION",
+    default=None,
+    help="Also run every card under this torch (provisioned by `quizgen torch add`) and report the cards "
+    "that answer differently there (informational: the exit status is the check's).",
+)
+def check(torch_version: str | None, **kw: Any) -> None:
     """Load, execute and verify every card; write nothing but the cache."""
     from quizgen import pipeline
 
+    if torch_version is not None:
+        from quizgen import drift
+
+        found = drift.check(_options(**kw), torch_version)
+        for line in found.lines():
+            echo(line)
+        if found.sandbox_off:
+            echo(f"note: snippets ran without a sandbox: {found.sandbox_off}", err=True)
+        return
     report = pipeline.check(_options(**kw))
     _warn(report)
     echo(_summary(report))
@@ -229,6 +246,59 @@ def schema() -> None:
     from quizgen.cards.schema import json_schema
 
     echo(json.dumps(json_schema(), indent=2))
+
+
+@cli.group(name="torch")
+def torch_group() -> None:
+    """Other torch versions to check cards under: environments in the user's cache directory."""
+
+
+@torch_group.command(name="add")
+@click.argument("version")
+def torch_add(version: str) -> None:
+    """Download torch VERSION (about 2 GB) into an environment of its own, once."""
+    from quizgen import torches
+
+    made = torches.provision(version, _pip_progress())
+    echo(f"torch {version}: {made.python} ({_size(made.size)})")
+
+
+@torch_group.command(name="list")
+def torch_list() -> None:
+    """The torch versions cards can run under: the installed one and each provisioned one."""
+    from quizgen import torches
+
+    installed = torches.installed_version()
+    echo(f"{installed or 'none'}  installed with quizgen")
+    for env in torches.listing():
+        echo(f"{env.version}  {_size(env.size)}  {env.path}")
+
+
+@torch_group.command(name="remove")
+@click.argument("version")
+def torch_remove(version: str) -> None:
+    """Delete the environment of torch VERSION."""
+    from quizgen import torches
+
+    echo(f"removed {torches.remove(version)}")
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e8 else f"{size / 1e6:.0f} MB"
+
+
+def _pip_progress() -> Any:
+    """pip's output passed through to a terminal as it comes (its progress bar); nothing elsewhere."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(data: bytes) -> None:
+        sys.stderr.buffer.write(data)
+        sys.stderr.flush()
+
+    return show
 
 
 def main() -> None:

@@ -117,7 +117,8 @@ class _Plan:
         return replace(outcome, parts=parts) if parts else outcome
 
 
-def _plan(decks: list[Deck], cache: Cache, torch: str | None = None) -> _Plan:
+def plan_jobs(decks: list[Deck], cache: Cache, torch: str | None = None) -> _Plan:
+    """Each card's jobs keyed for `torch` (None: the installed one), with what the cache holds looked up."""
     plan = _Plan()
     for deck, card in loader.iter_cards(decks):
         job = kinds.get(card.kind).job(deck, card)
@@ -217,7 +218,7 @@ def _check(options: Options, cache: Cache) -> Report:
     for deck in decks:
         deck.attempts = deck.attempts or project.attempts
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
-    plan = _plan(decks, cache, torches.result_key(options.torch))
+    plan = plan_jobs(decks, cache, torches.result_key(options.torch))
     plan.problems += load_problems
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
     plan.problems += text_errors

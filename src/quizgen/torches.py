@@ -1,11 +1,12 @@
 """Other torch versions: one environment per version in the user's cache directory, made on request.
 
-`<cache>/torch/<version>/` (the cache root of quizgen/state.py) is a virtual environment without the
-system's or quizgen's site-packages, holding only what the worker needs: torch pinned to the version,
-a numpy it works with, and what pip installs with them. It is built under a hidden name and renamed
-into place when pip is done, so a half-made environment (a download cut short) is never used; the
-worker runs quizgen's own code from there through an import path holding quizgen alone
-(`import_path`). Nothing here imports torch, and nothing is ever downloaded unless `provision` is called.
+`<cache>/torch/<version>/` (the cache root of quizgen/state.py; $QUIZGEN_TORCH_DIR moves them all) is
+a virtual environment without the system's or quizgen's site-packages, holding only what the worker
+needs: torch pinned to the version, a numpy it works with, and what pip installs with them. It is built
+under a hidden name and renamed into place once pip is done and its torch checked, so a half-made
+environment (a download cut short) is never used. The worker runs quizgen's own code there through an
+import path holding quizgen alone (`import_path`). Nothing here imports torch, and nothing is
+downloaded unless `provision` is called.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ FOLDER = "torch"
 _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
 _IMPORTS = ".quizgen"  # import paths holding quizgen alone, one per quizgen location
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
+PIP = ["{python}", "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
 NUMPY_2_SINCE = (2, 3)  # torch built against numpy 2 (older ones crash importing numpy 2's C API)
 
 
@@ -51,7 +53,10 @@ class Environment:
 
 
 def root() -> Path:
-    """The folder that holds one environment per torch version (not created)."""
+    """The folder that holds one environment per torch version (not created): $QUIZGEN_TORCH_DIR, else
+    `torch` in quizgen's cache folder (a CI cache or another disk may hold them: ~3 GB each)."""
+    if chosen := os.environ.get("QUIZGEN_TORCH_DIR"):
+        return Path(chosen).expanduser()
     return state.home() / FOLDER
 
 
@@ -179,17 +184,18 @@ def provision(version: str, progress: Progress | None = None, pip: list[str] | N
     partial = root() / f"{_PARTIAL}{version}-{os.getpid()}"
     try:
         _venv(partial, pip=pip is None)
-        command = pip or ["{python}", "-m", "pip", "install", "--progress-bar", "on"]
-        python = str(partial / "bin" / "python")
-        _pip(
-            [part.replace("{python}", python) for part in command] + requirements(version), version, progress
-        )
-        with contextlib.suppress(FileNotFoundError):  # one made meanwhile by another quizgen: that one
+        python = partial / "bin" / "python"
+        command = [part.replace("{python}", str(python)) for part in pip or PIP]
+        _pip(command + requirements(version), version, progress)
+        if public(torch_of(python)) != version:  # checked before it is put in place
+            raise TorchError(f"torch {version}: pip finished but did not install torch {version}")
+        try:
             os.rename(partial, final)
+        except OSError:
+            if not (final / "bin" / "python").exists():  # not one made meanwhile by another quizgen
+                raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    if torch_of(final / "bin" / "python") == "none":
-        raise TorchError(f"torch {version}: pip finished but installed no torch in {final}")
     return Environment(version, final, _size(final))
 
 
@@ -247,11 +253,19 @@ _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
 def pip_failure(output: bytes) -> str:
-    """pip's error lines, its progress bars and colours left out; else its last line."""
+    """pip's first error, with the conflict that caused it if it names one (no progress bars, colours)."""
     text = _ESCAPES.sub("", output.decode(errors="replace")).replace("\r\n", "\n")
     lines = [line.rpartition("\r")[2].strip() for line in text.split("\n")]
     errors = [line.removeprefix("ERROR: ") for line in lines if line.startswith("ERROR: ")]
-    return " ".join(errors) if errors else _last("\n".join(lines))
+    if not errors:
+        return _last("\n".join(lines))
+    causes: list[str] = []
+    if "The conflict is caused by:" in lines:
+        for line in lines[lines.index("The conflict is caused by:") + 1 :]:
+            if not line:
+                break
+            causes.append(line)
+    return errors[0] + (f" ({'; '.join(causes)})" if causes else "")
 
 
 def _last(text: str) -> str:

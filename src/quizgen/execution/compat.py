@@ -57,3 +57,10 @@ def _old_names(torch: Any, device: str) -> dict[str, Any]:
         "set_enabled": torch.set_autocast_enabled,
         "set_dtype": torch.set_autocast_gpu_dtype,
     }
+
+
+def untyped_storage(t: Any) -> Any:
+    """A tensor's storage as bytes of no type (`Tensor.untyped_storage` since 2.0)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage()
+    return t.storage().untyped()

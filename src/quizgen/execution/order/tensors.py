@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from quizgen.execution import compat
+
 _EXACT_BYTES = 1 << 16  # tensor data up to this size is compared itself, larger data by a BLAKE2 digest
 
 
@@ -31,8 +33,7 @@ def tensor(walk: Any, t: Any) -> Any:
         raise Opaque("a tensor of a kind the search does not copy")
     if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
         raise Opaque("a tensor with hooks or names")
-    # torch 1.13 (a version a project's matrix may list) has no untyped_storage() yet
-    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage().untyped()
+    storage = compat.untyped_storage(t)
     skey = ("storage", storage._cdata)
     if skey not in walk.memo:
         walk.memo[skey] = len(walk.memo)
