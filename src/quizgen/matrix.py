@@ -39,6 +39,7 @@ class Options(Protocol):
     timeout: float | None
     torch: str | None  # the whole run is under another torch (`check --torch`)
     matrix: bool  # every version must run: none may be left unprovisioned
+    progress: Callable[[int, int], None] | None
 
 
 class NotProvisioned(QuizgenError):
@@ -153,8 +154,8 @@ def check(
             _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
     for card_id, card in mine.items():
         answers[card_id][installed()] = _answer(card, outcome_of(card))
-        known = TorchAnswers(dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0]))))
-        checked.answers[card_id] = TorchAnswers(known.answers, content(jobs[card_id]))
+        oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
+        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]))
         _compare(card, checked.answers[card_id], checked)
     return checked
 
@@ -278,9 +279,18 @@ def _run(
         keep = [options.cards_dir]
         pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, keep, python=python)
         limits = {k: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[k]) for k in todo}
+        done = 0
+
+        def shown(key: str, outcome: Outcome) -> bool:
+            nonlocal done
+            done += 1
+            if options.progress is not None:
+                options.progress(done, len(todo))
+            return True
+
         try:
             limit = options.timeout or project_timeout
-            ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits)
+            ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
         finally:
             stderr = pool.stderr_tail()
             pool.close()
