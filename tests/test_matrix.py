@@ -336,6 +336,7 @@ def test_real_torch_113_refuses_the_undeclared_change_then_shows_both_answers(
     make(root, deck("varies_with_torch: true", "None since torch {{changed_in}}."), [OLD, INSTALLED])
     report = pipeline.build(options(root, matrix=True))
     assert report.torch_notes == []
+    assert report.torch_ran == {OLD: (0, 1)}  # its run on 1.13.1 was cached, by that version
     vc = report.decks[0].cards[0]
     assert vc.torch is not None and vc.torch.answers == {OLD: "tensor([0., 0.])", INSTALLED: "None"}
     assert vc.card.explain == f"None since torch {INSTALLED}."  # type: ignore[attr-defined]

@@ -110,9 +110,13 @@ def _options(**kw: Any) -> Any:
 
 
 def _summary(report: Any) -> str:
+    others = "".join(
+        f"; torch {version}: {executed} executed, {cached} from cache"
+        for version, (executed, cached) in report.torch_ran.items()
+    )
     return (
         f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
-        f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
+        f"({report.executed} executed, {report.cached} from cache{others}) in {report.seconds:.2f} s"
     )
 
 

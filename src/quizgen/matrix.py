@@ -54,6 +54,7 @@ class Checked:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
 
 
 def installed() -> str:
@@ -145,7 +146,7 @@ def check(
         python = _python_for(version)
         if python is not None:
             work = {c.id: (c, jobs[c.id]) for c in ran}
-            outcomes = _run(options, version, python, work, cache, project_timeout)
+            outcomes = _run(options, version, python, work, cache, project_timeout, checked)
             for card in ran:
                 got = _answered(card, version, outcomes[card.id], outcome_of(card), jobs[card.id], checked)
                 if got is not None:
@@ -262,6 +263,7 @@ def _run(
     work: dict[str, tuple[Card, Job]],
     cache: Cache,
     project_timeout: float,
+    checked: Checked,
 ) -> dict[str, Outcome]:
     """Each card's job run under another torch (by card id), from the cache where it ran before."""
     from quizgen import torches
@@ -274,6 +276,7 @@ def _run(
     keyed = {key: _answer_job(work[held[0].id][1]) for key, held in cards.items()}
     found = cache.get_many(keyed)
     todo = {key: job for key, job in keyed.items() if key not in found}
+    checked.ran[version] = (len(todo), len(found))
     if todo:
         workers = max(1, min(options.jobs, len(todo)))
         keep = [options.cards_dir]

@@ -65,6 +65,7 @@ class Report:
     repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
     torch_notes: list[str] = field(default_factory=list)  # told once: a version's recorded answers used
+    torch_ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # other torch -> executed, cached
 
     @property
     def cards(self) -> int:
@@ -266,7 +267,7 @@ def _check(options: Options, cache: Cache) -> Report:
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.shared = loader.in_source_order(plan.shared)
-    report.settings, report.torch_notes = project, torch.notes
+    report.settings, report.torch_notes, report.torch_ran = project, torch.notes, torch.ran
     return report
 
 
