@@ -391,3 +391,16 @@ def test_real_torch_113_verifies_the_shipped_deck(
     in_dir(Path(__file__).parent.parent)
     result = runner.invoke(cli, ["check", "--matrix", "-j", "2", "--out", str(tmp_path / "build")])
     assert result.exit_code == 0, result.output
+
+
+def test_learners_are_judged_on_the_installed_torch_when_the_matrix_lists_a_newer_one(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    root = make(tmp_path, deck("varies_with_torch: true"), [INSTALLED, "99.0.0"])
+    record(root, {"99.0.0": "tensor([0., 0.])"})
+    report = pipeline.build(options(root))
+    assert report.decks[0].cards[0].answer == {"type": "none", "value": None, "display": "None"}
+    assert (
+        f"torch {INSTALLED}: <code>None</code> · torch 99.0.0: <code>tensor([0., 0.])</code> (answers are "
+        f"judged on torch {INSTALLED})."
+    ) in published(root)

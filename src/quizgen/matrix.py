@@ -156,7 +156,7 @@ def check(
     for card_id, card in mine.items():
         answers[card_id][installed()] = _answer(card, outcome_of(card))
         oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
-        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]))
+        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed())
         _compare(card, checked.answers[card_id], checked)
     return checked
 

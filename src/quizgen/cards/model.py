@@ -77,6 +77,7 @@ class TorchAnswers:
 
     answers: dict[str, str]
     job: str = ""
+    judged: str = ""  # the version learners are judged on: the installed torch, which runs every card
 
     @property
     def differ(self) -> bool:

@@ -54,7 +54,7 @@ def _torch_field(view: CardView) -> str:
     shown = ", ".join(_torch(v) for v in view.torch_versions)
     if view.torch_answers:
         each = (f"torch {html.escape(v)}: <code>{html.escape(a)}</code>" for v, a in view.torch_answers)
-        judged = f"(judged on {html.escape(view.torch_answers[-1][0])})"
+        judged = f"(judged on {html.escape(view.torch_judged)})"
         shown += f'<div class="qg-by-torch">the answer depends on it: {" · ".join(each)} {judged}</div>'
     return anki_safe(code_is_not_math(shown))
 
