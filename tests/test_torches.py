@@ -4,6 +4,7 @@ test at the end uses a real torch 1.13.1 (provisioned when absent: a download of
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -36,7 +37,7 @@ version = requirements[0].split("==")[1]
 if os.environ.get("FAKE_PIP_REPORT"):
     seen = {"requirements": requirements, "final_exists": (prefix.parent / version).exists(),
             "listed": [p.name for p in prefix.parent.iterdir() if not p.name.startswith(".")],
-            "tty": sys.stdout.isatty()}
+            "tty": sys.stdout.isatty(), "pythonpath": os.environ.get("PYTHONPATH")}
     pathlib.Path(os.environ["FAKE_PIP_REPORT"]).write_text(json.dumps(seen))
 if version == "9.9.9":
     print("ERROR: Could not find a version that satisfies the requirement torch==9.9.9 "
@@ -93,7 +94,8 @@ def test_a_version_is_three_numbers(bad: str) -> None:
 def test_numpy_before_2_for_a_torch_built_against_numpy_1() -> None:
     assert torches.requirements("1.13.1") == ["torch==1.13.1", "numpy<2"]
     assert torches.requirements("2.2.2") == ["torch==2.2.2", "numpy<2"]
-    assert torches.requirements("2.3.0") == ["torch==2.3.0", "numpy"]
+    assert torches.requirements("2.3.0") == ["torch==2.3.0", "numpy<2"]
+    assert torches.requirements("2.3.1") == ["torch==2.3.1", "numpy"]
     assert torches.requirements("2.13.0") == ["torch==2.13.0", "numpy"]
 
 
@@ -107,6 +109,9 @@ def test_the_installed_torch_runs_under_quizgens_own_python() -> None:
 def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Path, monkeypatch) -> None:
     report = tmp_path / "report.json"
     monkeypatch.setenv("FAKE_PIP_REPORT", str(report))
+    spec = importlib.util.find_spec("torch")  # found, not imported
+    assert spec is not None and spec.origin is not None
+    monkeypatch.setenv("PYTHONPATH", str(Path(spec.origin).parent.parent))  # a torch pip must not see
     assert torches.listing() == [] and torches.python_for("1.13.1") is None
     made = provision("1.13.1")
     seen = json.loads(report.read_text())
@@ -117,11 +122,13 @@ def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Pa
         "final_exists": False,
         "listed": [],
         "tty": False,
+        "pythonpath": None,
     }
     assert made.path == envs / "1.13.1" and made.python == envs / "1.13.1" / "bin" / "python"
     assert torches.python_for("1.13.1") == made.python
     assert torches.torch_of(made.python) == "1.13.1"
     assert [p.name for p in envs.iterdir()] == ["1.13.1"]  # no partial folder left
+    monkeypatch.delenv("PYTHONPATH")
     # Its own Python, without quizgen's site-packages: it cannot import quizgen's dependencies.
     out = subprocess.run(
         [str(made.python), "-c", "import torch, sys; print(torch.__version__); import click"],

@@ -273,7 +273,7 @@ def torch_list() -> None:
     from quizgen import torches
 
     installed = torches.installed_version()
-    echo(f"{installed or 'none'}  installed with quizgen")
+    echo(f"{installed}  installed with quizgen" if installed else "no torch is installed with quizgen")
     for env in torches.listing():
         echo(f"{env.version}  {_size(env.size)}  {env.path}")
 

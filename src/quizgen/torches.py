@@ -32,7 +32,9 @@ _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
 _IMPORTS = ".quizgen"  # import paths holding quizgen alone, one per quizgen location
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 PIP = ["{python}", "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
-NUMPY_2_SINCE = (2, 3)  # torch built against numpy 2 (older ones crash importing numpy 2's C API)
+# The first torch whose wheels were all built against numpy 2's C API (pytorch/pytorch#107302: 2.3, but
+# some 2.3.0 wheels were not); an older one fails to convert to and from numpy 2 arrays.
+NUMPY_2_SINCE = (2, 3, 1)
 
 
 class TorchError(QuizgenError):
@@ -161,7 +163,7 @@ def remove(version: str) -> Path:
 def requirements(version: str) -> list[str]:
     """What pip installs: torch pinned, and a numpy that torch's C API works with."""
     numbers = tuple(int(n) for n in checked(version).split("."))
-    numpy = "numpy" if numbers[:2] >= NUMPY_2_SINCE else "numpy<2"
+    numpy = "numpy" if numbers >= NUMPY_2_SINCE else "numpy<2"
     return [f"torch=={version}", numpy]
 
 
@@ -233,7 +235,9 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
     # pip draws its progress bar only on a terminal: given one (a pty) when the caller shows it.
     reader, writer = pty.openpty() if progress is not None else os.pipe()
     try:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer)
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer, env=_pip_env()
+        )
     except OSError as exc:
         os.close(reader)
         raise TorchError(f"could not run pip ({command[0]}): {exc.strerror or exc}") from None
@@ -247,6 +251,12 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
     os.close(reader)
     if proc.wait() != 0:
         raise TorchError(f"could not provision torch {version}: {pip_failure(b''.join(chunks))}")
+
+
+def _pip_env() -> dict[str, str]:
+    """The user's environment (proxies, pip's settings) without what would show pip another Python's
+    packages: a PYTHONPATH holding a torch would pass for installed, and never reach the environment."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")}
 
 
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

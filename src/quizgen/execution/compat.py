@@ -43,7 +43,7 @@ def reset_autocast() -> None:
 
 
 def _old_names(torch: Any, device: str) -> dict[str, Any]:
-    """Before 2.4: a function per device (CUDA's named `gpu`, or nothing at all for its switch)."""
+    """Before 2.4: a function per device (the CPU's named `cpu`; CUDA's `gpu`, or no device at all)."""
     if device == "cpu":
         return {
             "is_enabled": torch.is_autocast_cpu_enabled,

@@ -236,7 +236,8 @@ def _drop_privileges() -> None:
 
 def needed_paths() -> list[str]:
     """What the pool reads from: the system, the Python installation and its import path (with
-    quizgen), and the folders LD_LIBRARY_PATH names for the libraries torch loads."""
+    quizgen), and the folders LD_LIBRARY_PATH names for the libraries torch loads. A pool under another
+    torch runs its environment's Python (quizgen/torches.py), so that environment is what is bound."""
     paths = [
         *SYSTEM_PATHS,
         sys.executable,

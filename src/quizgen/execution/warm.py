@@ -88,14 +88,19 @@ def _amp() -> None:
 
     model = torch.nn.Linear(2, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    scaler = torch.amp.GradScaler("cpu")
-    for dtype in (torch.bfloat16, torch.float16):
+    # A CPU GradScaler since 2.3 (before, CUDA's only): autocast alone is warmed without one.
+    scaler = torch.amp.GradScaler("cpu") if hasattr(torch.amp, "GradScaler") else None
+    for dtype in (torch.bfloat16, torch.float16):  # 1.13 autocasts the CPU to bfloat16 only
         with torch.autocast("cpu", dtype=dtype):
             loss = model(torch.ones(2, 2)).float().sum()
-        scaler.scale(loss).backward()
-        scaler.unscale_(opt)
-        scaler.step(opt)
-        scaler.update()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            scaler.step(opt)
+            scaler.update()
         opt.zero_grad()
 
 
@@ -104,13 +109,14 @@ def _hooks() -> None:
 
     layer = torch.nn.Linear(2, 2)
     x = torch.ones(1, 2, requires_grad=True)
-    handles = [
-        layer.register_forward_pre_hook(lambda module, args: None),
-        layer.register_forward_hook(lambda module, args, out: None),
-        layer.register_full_backward_pre_hook(lambda module, grad_out: None),
-        layer.register_full_backward_hook(lambda module, grad_in, grad_out: None),
-        x.register_hook(lambda grad: grad),
-    ]
+    hooks: dict[str, Callable[..., Any]] = {
+        "register_forward_pre_hook": lambda module, args: None,
+        "register_forward_hook": lambda module, args, out: None,
+        "register_full_backward_pre_hook": lambda module, grad_out: None,  # since 2.0
+        "register_full_backward_hook": lambda module, grad_in, grad_out: None,
+    }
+    handles = [getattr(layer, name)(hook) for name, hook in hooks.items() if hasattr(layer, name)]
+    handles.append(x.register_hook(lambda grad: grad))
     layer(x).sum().backward()
     torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
     for handle in handles:
@@ -133,7 +139,7 @@ def _distributed() -> None:
     import torch.distributed
 
     if torch.distributed.is_available():  # imports only: a process group would start threads here
-        import torch.distributed.device_mesh
+        import torch.distributed.device_mesh  # since 2.2
         import torch.nn.parallel
 
 
