@@ -404,3 +404,29 @@ def test_learners_are_judged_on_the_installed_torch_when_the_matrix_lists_a_newe
         f"torch {INSTALLED}: <code>None</code> · torch 99.0.0: <code>tensor([0., 0.])</code> (answers are "
         f"judged on torch {INSTALLED})."
     ) in published(root)
+
+
+def test_float_noise_between_versions_is_no_change(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    text = """\
+    deck: Noise
+    setup: |
+      import torch
+    cards:
+      - id: step
+        kind: value
+        ask: "What is `w` after one SGD step?"
+        code: |
+          w = torch.nn.Parameter(torch.tensor(1.0))
+          w.grad = torch.tensor(1.0)
+          torch.optim.SGD([w], lr=0.1).step()
+        answer_expr: w.item()
+        answer: 0.9
+    """
+    root = make(tmp_path, textwrap.dedent(text), [OLD, INSTALLED])
+    record(root, {OLD: "0.90000004"}, "step")  # within the card's tolerance: as a learner would be judged
+    known = pipeline.build(options(root)).decks[0].cards[0].torch
+    assert known is not None and known.answers == {OLD: "0.9", INSTALLED: "0.9"} and not known.differ
+    record(root, {OLD: "0.85"}, "step")
+    assert "answers `0.85` on torch 1.13.1 but `0.9` on torch" in errors_of(options(root))

@@ -75,6 +75,10 @@ class CardKind:
         values = self.cited(card, outcome)
         return values.get("answer", values.get("verdict", ""))
 
+    def torch_agrees(self, card: Card, other: str, outcome: Outcome) -> bool:
+        """Whether another torch's answer (as torch_answer shows it) is this outcome's answer."""
+        return other == self.torch_answer(card, outcome)
+
     def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
         """The outcome as build/cards.json publishes it (a kind may ship a shorter equivalent)."""
         return outcome
