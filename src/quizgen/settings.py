@@ -27,6 +27,8 @@ PYPROJECT_TABLE = "tool.quizgen."  # the prefix of the settings' sections in pyp
 TEMPLATE = """\
 # quizgen project settings; every line is optional.
 
+# torch = ["1.13.1", "2.13.0"]   # the torch versions the cards are verified on (default: the installed one)
+
 [quiz]
 title = "{title}"          # the quiz's site title
 value_answers = "choice"   # value cards with variants: "choice" (pick one) or "typed" (type it)
