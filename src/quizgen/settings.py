@@ -1,6 +1,7 @@
 """Project settings: `quizgen.toml` beside the cards folder, or else the `[tool.quizgen]` tables of the
 `pyproject.toml` there (the same sections and keys, `[tool.quizgen.quiz]`, ...): the quiz's title,
-default timeout and tolerance. quizgen.toml wins when both exist. Every setting is optional; a file with
+default timeout and tolerance, and (a key before any section) the torch versions the cards are verified
+on (quizgen/matrix.py). quizgen.toml wins when both exist. Every setting is optional; a file with
 a mistake is an error naming its line.
 
 The file comes with the cards, so it is not trusted to lift a limit: its timeout may not pass the
