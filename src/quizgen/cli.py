@@ -75,6 +75,14 @@ _common = [
 ]
 
 
+_matrix = click.option(
+    "--matrix",
+    is_flag=True,
+    help="Run every torch version of the project's matrix (quizgen.toml's torch); a version not "
+    "provisioned is an error, not the answers quizgen.lock recorded for it.",
+)
+
+
 def common_options(f: Any) -> Any:
     for option in reversed(_common):
         f = option(f)
@@ -82,7 +90,8 @@ def common_options(f: Any) -> Any:
 
 
 def _options(**kw: Any) -> Any:
-    from quizgen.pipeline import Options, progress_printer
+    from quizgen.pipeline import Options
+    from quizgen.terminal import progress_printer
 
     return Options(
         cards_dir=kw["cards_dir"],
@@ -94,15 +103,20 @@ def _options(**kw: Any) -> Any:
         max_timeout=kw["max_timeout"],
         sandbox=kw["sandbox"],
         warn_once=not kw["all_warnings"],
+        matrix=kw.get("matrix", False),
         progress=progress_printer(),
         waiting=lambda: echo("waiting for another build of this project to finish", err=True),
     )
 
 
 def _summary(report: Any) -> str:
+    others = "".join(
+        f"; torch {version}: {executed} executed, {cached} from cache"
+        for version, (executed, cached) in report.torch_ran.items()
+    )
     return (
         f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
-        f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"
+        f"({report.executed} executed, {report.cached} from cache{others}) in {report.seconds:.2f} s"
     )
 
 
@@ -112,6 +126,8 @@ def _warn(report: Any) -> None:
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
     for note in report.shared:
+        echo(f"note: {note}", err=True)
+    for note in report.torch_notes:
         echo(f"note: {note}", err=True)
 
 
@@ -150,6 +166,7 @@ def cli() -> None:
 
 @cli.command()
 @common_options
+@_matrix
 @click.option(
     "--torch",
     "torch_version",
@@ -179,6 +196,7 @@ def check(torch_version: str | None, **kw: Any) -> None:
 @cli.command()
 @common_options
 @click.option("--watch", is_flag=True, help="Keep running; rebuild when a card file or template changes.")
+@_matrix
 def build(watch: bool, **kw: Any) -> None:
     """Check every card, then write the outputs into the output folder."""
     from quizgen import pipeline

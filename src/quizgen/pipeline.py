@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,9 +18,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, settings, state, timeouts, torches, verify, warned
+from quizgen import confine, kinds, matrix, settings, state, timeouts, torches, verify, warned
 from quizgen.cards import loader, syntax, text
-from quizgen.cards.model import Card, Deck, Tolerance, VerifiedCard, VerifiedDeck
+from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Problem
 from quizgen.execution.cache import Cache, Memo, for_output, job_key
@@ -48,6 +47,7 @@ class Options:
     waiting: Callable[[], None] | None = None  # told when another build of the project holds it
     prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
     warn_once: bool = False  # leave out the warnings an earlier run showed (warned.py)
+    matrix: bool = False  # run every version of the project's torch matrix: none may be left unprovisioned
     torch: str | None = None  # run under this provisioned torch (quizgen/torches.py), not the installed one
 
 
@@ -64,6 +64,8 @@ class Report:
     shared: list[Problem] = field(default_factory=list)  # cards that changed state later cards would see
     repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
+    torch_notes: list[str] = field(default_factory=list)  # told once: a version's recorded answers used
+    torch_ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # other torch -> executed, cached
 
     @property
     def cards(self) -> int:
@@ -244,9 +246,15 @@ def _check(options: Options, cache: Cache) -> Report:
 
     if plan.work and not (options.fail_fast and plan.problems):
         _run(options, plan, project.timeout, on_result, unsandboxed)
+    cards = [card for _, card in loader.iter_cards(decks)]
+    torch = matrix.check(options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout)
+    plan.problems += torch.problems
+    plan.warnings += torch.warnings
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
+    answers = torch.answers
     verified = [
-        VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling) for c in deck.cards]) for deck in decks
+        VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling, answers.get(c.id)) for c in deck.cards])
+        for deck in decks
     ]
     warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings), 0
     if options.warn_once:
@@ -259,7 +267,7 @@ def _check(options: Options, cache: Cache) -> Report:
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.shared = loader.in_source_order(plan.shared)
-    report.settings = project
+    report.settings, report.torch_notes, report.torch_ran = project, torch.notes, torch.ran
     return report
 
 
@@ -304,8 +312,10 @@ def _run(
         plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
 
 
-def _verified(card: Card, outcome: Outcome | None, filling: verify.Filling) -> VerifiedCard:
-    return VerifiedCard(verify.bind_prose(card, outcome, filling), outcome)
+def _verified(
+    card: Card, outcome: Outcome | None, filling: verify.Filling, torch: TorchAnswers | None
+) -> VerifiedCard:
+    return VerifiedCard(verify.bind_prose(card, outcome, filling, matrix.cited(card, torch)), outcome, torch)
 
 
 def _pool_stderr(options: Options) -> str:
@@ -382,19 +392,3 @@ def _highlights_kept(cache: Cache) -> Iterator[None]:
             yield
     finally:
         cache.close()
-
-
-def progress_printer() -> Callable[[int, int], None] | None:
-    """A one-line progress display on stderr, for terminals only."""
-    if not sys.stderr.isatty():
-        return None
-    start = time.perf_counter()
-
-    def show(done: int, total: int) -> None:
-        if time.perf_counter() - start < 1.0 and done < total:
-            return
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\rexecuting snippets: {done}/{total}{end}")
-        sys.stderr.flush()
-
-    return show

@@ -13,7 +13,9 @@ from collections.abc import Mapping
 # `\{{name}}` is the escape: it shows `{{name}}` as written (in code spans too), e.g. for Anki or Jinja.
 PLACEHOLDER = re.compile(r"(?<!\\)\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 ESCAPED = "\\{{"
-BUILT_IN = frozenset({"answer", "output", "orders", "verdict"})  # what kinds compute themselves
+# Where a card's answer changed across the project's torch matrix (cards with varies_with_torch: true).
+TORCH_CHANGE = ("changed_in", "changed_after")
+BUILT_IN = frozenset({"answer", "output", "orders", "verdict", *TORCH_CHANGE})  # what quizgen computes
 
 
 def names(text: str) -> list[str]:

@@ -1,6 +1,7 @@
 """Project settings: `quizgen.toml` beside the cards folder, or else the `[tool.quizgen]` tables of the
 `pyproject.toml` there (the same sections and keys, `[tool.quizgen.quiz]`, ...): the quiz's title,
-default timeout and tolerance. quizgen.toml wins when both exist. Every setting is optional; a file with
+default timeout and tolerance, and (a key before any section) the torch versions the cards are verified
+on (quizgen/matrix.py). quizgen.toml wins when both exist. Every setting is optional; a file with
 a mistake is an error naming its line.
 
 The file comes with the cards, so it is not trusted to lift a limit: its timeout may not pass the
@@ -13,7 +14,9 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
+from quizgen import versions
 from quizgen.cards.model import Tolerance
 from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
 from quizgen.errors import CardErrors, Location, Problem
@@ -24,6 +27,8 @@ PYPROJECT_TABLE = "tool.quizgen."  # the prefix of the settings' sections in pyp
 
 TEMPLATE = """\
 # quizgen project settings; every line is optional.
+
+# torch = ["1.13.1", "2.13.0"]   # the torch versions the cards are verified on (default: the installed one)
 
 [quiz]
 title = "{title}"          # the quiz's site title
@@ -51,6 +56,7 @@ class Settings:
     value_answers: str = "choice"  # how value cards with variants are answered: VALUE_ANSWERS
     attempts: int = 3  # checks an order puzzle allows before its answer, unless its deck says otherwise
     shuffle: bool = False  # quiz mode shows a deck's cards in a new random order, unless its deck says
+    torch: tuple[str, ...] = ()  # torch versions the cards are verified on, oldest first; (): the installed
 
 
 VALUE_ANSWERS = ("choice", "typed")  # pick one of the executed answers, or type the answer
@@ -96,6 +102,47 @@ def _line_of(text: str, section: str, key: str | None) -> int:
     return start + 1
 
 
+def _setting_problem(prefix: str, section: str, key: str, value: object, max_timeout: float) -> str:
+    """What is wrong with one setting of a section ("" when nothing is)."""
+    expected = _KEYS[section].get(key)
+    if expected is None:
+        return f"unknown setting '{key}'; [{prefix}{section}] has {', '.join(_KEYS[section])}"
+    if (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
+        what = "true or false" if expected is bool else "text" if expected is str else "a number"
+        return f"expected {what}"
+    if key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
+        return f"expected a whole number from 1 to {MAX_ATTEMPTS}"
+    if key == "value_answers" and value not in VALUE_ANSWERS:
+        return f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"
+    if isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
+        return f"must be {'> 0' if key == 'timeout' else '>= 0'}"
+    if key == "timeout" and value > max_timeout:  # type: ignore[operator]
+        return _over_ceiling(value, max_timeout)  # type: ignore[arg-type]
+    return ""
+
+
+def _top_line(text: str, prefix: str, key: str) -> int:
+    """The line of a key outside the sections (under [tool.quizgen] in a pyproject.toml)."""
+    if prefix:
+        return _line_of(text, prefix.rstrip("."), key)
+    found = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def _matrix_problem(value: object) -> str:
+    """Why a `torch` setting is not a list of torch versions ("" when it is one)."""
+    example = 'a list of torch versions, e.g. torch = ["1.13.1", "2.13.0"]'
+    if not isinstance(value, list) or not value:
+        return f"expected {example}"
+    for item in value:
+        if not isinstance(item, str) or not versions.VERSION.match(item):
+            return f"expected {example}; {item!r} is not a torch release (three numbers: 1.13.1)"
+    for n, item in enumerate(value):
+        if any(versions.same(item, other) for other in value[:n]):
+            return f"torch version {item} is listed twice"
+    return ""
+
+
 def _over_ceiling(value: float, ceiling: float) -> str:
     return (
         f"timeout {value:g} is over the {ceiling:g} seconds this machine allows a project; to allow it, "
@@ -124,27 +171,21 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
     problems: list[Problem] = []
     values: dict[str, object] = {}
     for section, body in data.items():
+        if section == "torch":  # a key of its own, before any section: `torch = ["1.13.1", "2.13.0"]`
+            where = Location(name, _top_line(text, prefix, section), field=f"{prefix}torch")
+            if wrong := _matrix_problem(body):
+                problems.append(Problem(where, wrong))
+            else:
+                values["torch"] = tuple(versions.ordered(cast(list[str], body)))
+            continue
         if section not in _KEYS or not isinstance(body, dict):
             where = Location(name, _line_of(text, prefix + section, None))
             problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: quiz, defaults"))
             continue
         for key, value in body.items():
-            expected = _KEYS[section].get(key)
             where = Location(name, _line_of(text, prefix + section, key), field=f"{prefix}{section}.{key}")
-            if expected is None:
-                allowed = ", ".join(_KEYS[section])
-                problems.append(Problem(where, f"unknown setting '{key}'; [{prefix}{section}] has {allowed}"))
-            elif (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
-                what = "true or false" if expected is bool else "text" if expected is str else "a number"
-                problems.append(Problem(where, f"expected {what}"))
-            elif key == "attempts" and not 1 <= value <= MAX_ATTEMPTS:  # type: ignore[operator]
-                problems.append(Problem(where, f"expected a whole number from 1 to {MAX_ATTEMPTS}"))
-            elif key == "value_answers" and value not in VALUE_ANSWERS:
-                problems.append(Problem(where, f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"))
-            elif isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
-                problems.append(Problem(where, f"must be {'> 0' if key == 'timeout' else '>= 0'}"))
-            elif key == "timeout" and value > max_timeout:  # type: ignore[operator]
-                problems.append(Problem(where, _over_ceiling(value, max_timeout)))  # type: ignore[arg-type]
+            if wrong := _setting_problem(prefix, section, key, value, max_timeout):
+                problems.append(Problem(where, wrong))
             else:
                 values[key] = value
     if problems:
@@ -155,6 +196,7 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
         value_answers=str(values.get("value_answers", default.value_answers)),
         attempts=int(values.get("attempts", default.attempts)),  # type: ignore[call-overload]
         shuffle=bool(values.get("shuffle", default.shuffle)),
+        torch=values.get("torch", ()),  # type: ignore[arg-type]
         timeout=float(values.get("timeout", default.timeout)),  # type: ignore[arg-type]
         tolerance=Tolerance(
             rtol=float(values.get("rtol", default.tolerance.rtol)),  # type: ignore[arg-type]

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 import traceback
 import warnings
+from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
@@ -46,3 +48,19 @@ def guard() -> None:
     """Make what Python itself prints (an unexpected traceback, a warning) visible too."""
     sys.excepthook = _excepthook
     warnings.showwarning = _showwarning
+
+
+def progress_printer() -> Callable[[int, int], None] | None:
+    """A one-line progress display on stderr, for terminals only."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        if time.perf_counter() - start < 1.0 and done < total:
+            return
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\rexecuting snippets: {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return show

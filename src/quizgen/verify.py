@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,11 +89,14 @@ class Filling:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def bind_prose(card: Card, outcome: Outcome | None, filling: Filling) -> Card:
-    """The card with every `{{placeholder}}` in its text replaced by what execution computed, escaped to
-    read as written; the filled text is checked like written text (images, math, size), its problems
-    kept in `filling`."""
+def bind_prose(
+    card: Card, outcome: Outcome | None, filling: Filling, extra: Mapping[str, str] | None = None
+) -> Card:
+    """The card with every `{{placeholder}}` in its text replaced by what execution computed (and the
+    `extra` values: where its answer changed across the torch matrix), escaped to read as written; the
+    filled text is checked like written text (images, math, size), its problems kept in `filling`."""
     values = kinds.get(card.kind).cited(card, outcome) if outcome is not None and outcome.ok else {}
+    values = {**values, **(extra or {})}
     bound = copy.copy(card)
     for name, written in schema.text_fields(card).items():
         if "{{" not in written:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+_CLAUSE = r"\s*(>=|<=|==|!=|>|<)\s*\d+(\.\d+){0,2}\s*"  # of a torch version range (quizgen/versions.py)
 
 
 @dataclass(frozen=True)
@@ -76,5 +77,19 @@ COMMON_FIELDS: dict[str, Field] = {
         False,
         "Seconds this card's snippets may run (instead of quizgen.toml's timeout; an order search gets ten "
         "times this). At most the user's --max-timeout; the user's --timeout replaces it.",
+    ),
+    "torch": Field(
+        "range",
+        False,
+        "The torch versions this card is about, as a range ('>=2.0', '>=1.13,<2.0'): the versions of the "
+        "project's torch matrix outside it do not run the card (an API that a version lacks).",
+        {"type": "string", "pattern": rf"^{_CLAUSE}(,{_CLAUSE})*$"},
+    ),
+    "varies_with_torch": Field(
+        "bool",
+        False,
+        "The card's answer differs across the project's torch matrix, as a fact it teaches: every version's "
+        "answer is shown, learners are judged on the newest, and its text may cite {{changed_in}} (the first "
+        "version with the newest answer) and {{changed_after}} (the last one before it).",
     ),
 }

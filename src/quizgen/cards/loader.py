@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from quizgen import confine, kinds, prose
+from quizgen import confine, kinds, prose, versions
 from quizgen.cards import continued, hints, schema, stored
 from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
@@ -340,6 +340,8 @@ def _card(
         fields=reader.locations(),
         cite=reader.cite(),
         timeout=_timeout(reader),
+        torch=_torch_range(reader),
+        varies_with_torch=reader.boolean("varies_with_torch"),
     )
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)
@@ -356,6 +358,14 @@ def _timeout(reader: Reader) -> float | None:
         reader.error(reader.loc(node, "timeout"), f"timeout is a number of seconds > 0, not {node.value!r}")
         return None
     return float(value)
+
+
+def _torch_range(reader: Reader) -> str:
+    """The card's own range of torch versions ("" when it gives none)."""
+    written = reader.text("torch")
+    if written and (wrong := versions.range_problem(str(written))):
+        reader.error(reader.at("torch"), wrong)
+    return str(written or "")
 
 
 def _check_placeholders(card: Card, problems: list[Problem]) -> None:

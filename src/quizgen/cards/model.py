@@ -49,6 +49,8 @@ class Card:
     fields: dict[str, Location] = field(default_factory=dict)
     cite: dict[str, Snippet] = field(default_factory=dict)  # named expressions its text may quote
     timeout: float | None = None  # seconds its snippets may run; None: the project's (or --timeout)
+    torch: str = ""  # the torch versions it is about, as a range (quizgen/versions.py); "": every one
+    varies_with_torch: bool = False  # its answer differs across the torch matrix, as a declared fact
 
     def at(self, name: str) -> Location:
         """The location of one of this card's fields (the card's own where the field is absent)."""
@@ -68,12 +70,34 @@ class Deck:
     shuffle: bool | None = None  # quiz mode's cards in a random order: the deck's own, else the project's
 
 
+@dataclass(frozen=True)
+class TorchAnswers:
+    """A card's answer on each torch version of the project's matrix that verified it (oldest first), and
+    the content of its job (what the lock records the answers of the versions not installed for)."""
+
+    answers: dict[str, str]
+    job: str = ""
+    judged: str = ""  # the version learners are judged on: the installed torch, which runs every card
+
+    @property
+    def differ(self) -> bool:
+        return len(set(self.answers.values())) > 1
+
+    def changed(self) -> tuple[str, str] | None:
+        """(the last version whose answer is not the newest's, the first one after it with the newest
+        answer), None when every version agrees."""
+        shown = list(self.answers.items())
+        older = [n for n, (_, answer) in enumerate(shown) if answer != shown[-1][1]]
+        return (shown[older[-1]][0], shown[older[-1] + 1][0]) if older else None
+
+
 @dataclass
 class VerifiedCard:
     """A card whose computable parts were executed and checked; what the renderers consume."""
 
     card: Card
     outcome: Outcome | None = None
+    torch: TorchAnswers | None = None  # with a torch matrix of more than the installed version
 
     @property
     def answer(self) -> Answer | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import ClassVar
 
-from quizgen import answers
+from quizgen import answers, prose
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
@@ -54,7 +54,9 @@ class CardKind:
 
     def placeholders(self, card: Card) -> set[str]:
         """The `{{names}}` the card's text may cite: what its execution computes."""
-        return {"output", *card.cite} if self.runs(card) else set()
+        if not self.runs(card):
+            return set()
+        return {"output", *card.cite, *(prose.TORCH_CHANGE if card.varies_with_torch else ())}
 
     def runs(self, card: Card) -> bool:
         """Whether anything of the card executes (a card that runs nothing cannot cite)."""
@@ -66,6 +68,16 @@ class CardKind:
         for name, value in (outcome.cited or {}).items():  # a string is quoted as text, not as its repr
             values[name] = str(value["value"]) if value["type"] == "str" else answers.show(value)
         return values
+
+    def torch_answer(self, card: Card, outcome: Outcome) -> str:
+        """What must agree across the project's torch matrix: the answer as learners see it ("" when the
+        kind has none: its code must only run)."""
+        values = self.cited(card, outcome)
+        return values.get("answer", values.get("verdict", ""))
+
+    def torch_agrees(self, card: Card, other: str, outcome: Outcome) -> bool:
+        """Whether another torch's answer (as torch_answer shows it) is this outcome's answer."""
+        return other == self.torch_answer(card, outcome)
 
     def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
         """The outcome as build/cards.json publishes it (a kind may ship a shorter equivalent)."""

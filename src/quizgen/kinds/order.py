@@ -147,6 +147,10 @@ class OrderKind(CardKind):
         values["orders"] = str(len(outcome.orders or []))
         return values
 
+    def torch_answer(self, card: Card, outcome: Outcome) -> str:
+        """The accepted orders, each as its lines' numbers from 1 as written."""
+        return " / ".join(" ".join(str(i + 1) for i in order) for order in outcome.orders or [])
+
     def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
         """With before-pairs that allow exactly the accepted orders, those pairs instead of the list."""
         orders = cast("list[list[int]] | None", outcome.get("orders"))

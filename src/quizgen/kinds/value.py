@@ -9,7 +9,7 @@ from typing import ClassVar, cast
 
 import yaml
 
-from quizgen import answers, patterns, prose
+from quizgen import answers, patterns, prose, spellings
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Declared, Snippet, Tolerance, VerifiedCard
 from quizgen.cards.reader import Reader
@@ -166,6 +166,14 @@ class ValueKind(CardKind):
         if outcome.value is not None:
             values["answer"] = answers.show(outcome.value)
         return values
+
+    def torch_agrees(self, card: Card, other: str, outcome: Outcome) -> bool:
+        """Equal as a learner's typed answer is judged: within the card's tolerance (float noise of
+        another torch's kernels is no change of behaviour)."""
+        if outcome.value is None:
+            return super().torch_agrees(card, other, outcome)
+        tolerance = cast(ValueCard, card).tolerance
+        return other == answers.show(outcome.value) or spellings.judge(other, outcome.value, tolerance)[0]
 
     def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
         shown = answers.show(outcome.value) if outcome.value else ""

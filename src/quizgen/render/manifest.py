@@ -66,7 +66,8 @@ def fingerprint(source_digest: str, decks: list[VerifiedDeck]) -> str:
         for vc in vd.cards:
             outcome = vc.outcome.to_json() if vc.outcome is not None else {}
             outcome.pop("seconds", None)  # how long it took is not what it gave
-            digest.update(json.dumps([vc.card.id, outcome], sort_keys=True, default=str).encode())
+            torch = vc.torch.answers if vc.torch else None  # answers on the matrix's other versions
+            digest.update(json.dumps([vc.card.id, outcome, torch], sort_keys=True, default=str).encode())
     return digest.hexdigest()
 
 

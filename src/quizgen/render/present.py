@@ -70,6 +70,10 @@ def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> Car
         attempts=deck.attempts or CardView.attempts,
         torch_version=vc.torch_version if job is not None and uses_torch(job) else "",
     )
+    if view.torch_version:  # the matrix's versions that verified it, and its answers where they differ
+        view.torch_versions = list(vc.torch.answers) if vc.torch else [view.torch_version]
+        view.torch_answers = list(vc.torch.answers.items()) if vc.torch and vc.torch.differ else []
+        view.torch_judged = vc.torch.judged if vc.torch else ""
     kinds.get(card.kind).view(vc, view)
     view.code_html = highlight(view.code) if view.code else ""
     view.setup_html = highlight(setup) if (setup := shown_setup(vc, deck)) else ""

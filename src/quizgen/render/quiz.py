@@ -18,7 +18,7 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
-from quizgen import __version__, kinds, prose
+from quizgen import __version__, kinds, prose, versions
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render.base import Project, Rendered
 from quizgen.render.markup import (
@@ -166,7 +166,7 @@ def _write_assets(folder: Path) -> dict[str, str]:
 
 
 def _versions(cards: list[CardView]) -> list[str]:
-    return sorted({c.torch_version for c in cards if c.torch_version})
+    return versions.ordered(v for c in cards for v in c.torch_versions)
 
 
 def _write_media(folder: Path, entries: list[DeckEntry]) -> set[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import genanki
 
-from quizgen import kinds
+from quizgen import kinds, matrix
 from quizgen.cards.model import Deck
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
@@ -115,7 +115,8 @@ class AnkiRenderer:
         titles = card_titles(decks)  # what a link to a card names it by
         notes = [[note_for(vc, vd.deck, project.cards_dir, titles) for vc in vd.cards] for vd in decks]
         lock_path = project.cards_dir / lock.LOCK_NAME
-        new, changes = _update_lock(lock_path, notes)
+        recorded = matrix.to_record({vc.card.id: vc.torch for vd in decks for vc in vd.cards if vc.torch})
+        new, changes = _update_lock(lock_path, notes, recorded)
         out = project.out_dir / ANKI_DIR
         folder = stage.folder(out)
         models = {k: model(k, new.notetypes[str(model_id(k))].mod) for k in kinds.names()}
@@ -183,13 +184,16 @@ def _media(media: dict[str, bytes]) -> str:
     return repr(sorted((name, hashlib.sha256(data).hexdigest()) for name, data in media.items()))
 
 
-def _update_lock(lock_path: Path, notes: list[list[Note]]) -> tuple[lock.Lock, lock.Changes]:
-    """The lock for this build, refusing a note type whose fields changed."""
+def _update_lock(
+    lock_path: Path, notes: list[list[Note]], recorded: matrix.Recorded
+) -> tuple[lock.Lock, lock.Changes]:
+    """The lock for this build (with the cards' answers on the other torch versions), refusing a note
+    type whose fields changed."""
     states = {n.id: lock.NoteState(n.hash, n.deck) for deck_notes in notes for n in deck_notes}
     types = {
         str(model_id(k)): lock.NotetypeState(name(k), definition_hash(k), fields(k)) for k in kinds.names()
     }
-    new, changes = lock.update(lock.read(lock_path), states, types, _now())
+    new, changes = lock.update(lock.read(lock_path), states, types, _now(), recorded)
     if changes.refielded:
         raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
     return new, changes

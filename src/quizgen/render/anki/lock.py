@@ -52,6 +52,9 @@ class Lock:
     cards: dict[str, CardEntry] = field(default_factory=dict)
     notetypes: dict[str, NotetypeEntry] = field(default_factory=dict)
     removed: dict[str, RemovedEntry] = field(default_factory=dict)
+    # torch version -> card id -> {"answer", "job"}: each card's answer on the project's torch versions
+    # besides the installed one (quizgen/matrix.py), for builds where they are not provisioned
+    torch: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ def read(path: Path) -> Lock:
             cards={k: _checked(CardEntry(**v)) for k, v in data.get("cards", {}).items()},
             notetypes={k: _checked(NotetypeEntry(**v)) for k, v in data.get("notetypes", {}).items()},
             removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
+            torch=_recorded(data.get("torch", {})),
         )
     except (ValueError, TypeError, AttributeError) as exc:
         raise QuizgenError(
@@ -114,8 +118,24 @@ def _checked(entry: _Entry) -> _Entry:
     return entry
 
 
+def _recorded(section: object) -> dict[str, dict[str, dict[str, str]]]:
+    """The lock's recorded torch answers, if every one is an answer and a job's content (both text)."""
+    if not isinstance(section, dict):
+        raise ValueError(f"torch is {section!r}")
+    for version, cards in section.items():
+        entries = cards.values() if isinstance(cards, dict) else [None]
+        for entry in entries:
+            if not isinstance(entry, dict) or set(entry) != {"answer", "job"}:
+                raise ValueError(f"torch {version}: {entry!r} is not an answer and a job")
+            if not all(isinstance(v, str) for v in entry.values()):
+                raise ValueError(f"torch {version}: {entry!r} is not an answer and a job")
+    return section
+
+
 def dumps(lock: Lock) -> str:
     data: dict[str, Any] = {"about": _ABOUT, "format": FORMAT, **asdict(lock)}
+    if not lock.torch:  # a project verified on the installed torch alone keeps the lock it had
+        del data["torch"]
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -136,9 +156,11 @@ def update(
     notes: Mapping[str, NoteState],
     notetypes: Mapping[str, NotetypeState],
     now: int,
+    torch: Mapping[str, dict[str, dict[str, str]]] | None = None,
 ) -> tuple[Lock, Changes]:
-    """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before)."""
-    new = Lock()
+    """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before);
+    `torch` its cards' answers on the torch versions not installed."""
+    new = Lock(torch=dict(torch or {}))
     changes = Changes()
     for card_id, state in sorted(notes.items()):
         before = old.cards.get(card_id)

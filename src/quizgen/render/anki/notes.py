@@ -17,6 +17,7 @@ from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
 from quizgen.render.markup import rewrite_card_links
 from quizgen.render.present import card_view
+from quizgen.render.view import CardView
 
 
 def anki_safe(fragment: str) -> str:
@@ -45,6 +46,17 @@ def _text(text: str) -> str:
 def _torch(version: str) -> str:
     match = re.match(r"\d+\.\d+", version)
     return match.group(0) if match else version
+
+
+def _torch_field(view: CardView) -> str:
+    """The versions that verified the card ("verified with torch 1.13, 2.13"), and each one's answer
+    where they differ."""
+    shown = ", ".join(_torch(v) for v in view.torch_versions)
+    if view.torch_answers:
+        each = (f"torch {html.escape(v)}: <code>{html.escape(a)}</code>" for v, a in view.torch_answers)
+        judged = f"(judged on {html.escape(view.torch_judged)})"
+        shown += f'<div class="qg-by-torch">the answer depends on it: {" · ".join(each)} {judged}</div>'
+    return anki_safe(code_is_not_math(shown))
 
 
 @dataclass
@@ -88,7 +100,7 @@ def note_for(
         "Id": card.id,
         "Explain": anki_safe(code_is_not_math(titled_links(view.explain_html, titles))),
         "Output": _text(view.output.rstrip("\n")),
-        "Torch": _torch(view.torch_version),
+        "Torch": _torch_field(view),
         "Setup": anki_safe(view.setup_html),  # the deck's setup, then the card's: what ran first
         "Source": _source(card.location.path, cards_dir),
         **{

@@ -1,0 +1,311 @@
+"""The project's torch matrix: each card's answer on every torch version the project lists.
+
+The installed torch runs every card as before (the pipeline's plan). Each other version of the matrix
+runs each card's job again, in an environment provisioned for it (quizgen/torches.py), with the same pool
+and sandbox, its results cached per version. A version not provisioned is not downloaded: what the lock
+recorded for it stands in, and the build says so once. Answers that differ between versions are facts a
+card must declare (`varies_with_torch: true`); a card about some versions only says which (`torch:
+">=2.0"`), and the others do not run it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from quizgen import kinds, prose, timeouts, versions
+from quizgen.cards import schema
+from quizgen.cards.model import Card, TorchAnswers
+from quizgen.errors import InternalError, Problem, QuizgenError
+from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
+from quizgen.execution.protocol import Job, Outcome, place
+from quizgen.verify import indent
+
+Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
+TABLE = "torch"  # the lock's section of recorded answers
+
+
+class Options(Protocol):
+    """What the matrix reads of a run's options (pipeline.Options)."""
+
+    cards_dir: Path
+    jobs: int
+    memory: int
+    sandbox: str
+    timeout: float | None
+    torch: str | None  # the whole run is under another torch (`check --torch`)
+    matrix: bool  # every version must run: none may be left unprovisioned
+    progress: Callable[[int, int], None] | None
+
+
+class NotProvisioned(QuizgenError):
+    """A version of the matrix must run (`--matrix`) and has no environment."""
+
+
+@dataclass
+class Checked:
+    """What the matrix found: each card's answers by version, the cards that lie, what to tell once."""
+
+    answers: dict[str, TorchAnswers] = field(default_factory=dict)  # card id -> its answers
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
+
+
+def installed() -> str:
+    return versions.release(torch_version())
+
+
+def others(matrix: tuple[str, ...]) -> list[str]:
+    """The matrix's versions besides the installed one, oldest first."""
+    return [v for v in versions.ordered(matrix) if not versions.same(v, installed())]
+
+
+def content(job: Job) -> str:
+    """What a job runs, without its places in the files: the lock's answers are good for this only."""
+    text = json.dumps(_without_places(_answer_job(job)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _answer_job(job: Job) -> Job:
+    """The job as another version runs it: the answer only, the text's cited values left out."""
+    return {k: v for k, v in job.items() if k != "cite"}  # type: ignore[return-value]
+
+
+def read_recorded(lock_path: Path) -> Recorded:
+    """The answers the lock recorded for the versions not installed (empty when it has none)."""
+    try:
+        data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        version: {
+            card: entry
+            for card, entry in cards.items()
+            if isinstance(entry, dict) and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+        }
+        for version, cards in data.items()
+        if isinstance(cards, dict)
+    }
+
+
+def to_record(answers: Mapping[str, TorchAnswers]) -> Recorded:
+    """The lock's section for these cards' answers: every version but the installed one."""
+    recorded: Recorded = {}
+    for card_id, known in sorted(answers.items()):
+        for version, answer in known.answers.items():
+            if not versions.same(version, installed()):
+                recorded.setdefault(version, {})[card_id] = {"answer": answer, "job": known.job}
+    return recorded
+
+
+def check(
+    options: Options,
+    matrix: tuple[str, ...],
+    cards: list[Card],
+    jobs: Mapping[str, Job],
+    outcome_of: Callable[[Card], Outcome | None],
+    cache: Cache,
+    project_timeout: float,
+) -> Checked:
+    """Every card's answer on every version of the matrix, compared with the installed torch's."""
+    from quizgen.render.manifest import LOCK_NAME
+
+    checked = Checked()
+    if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
+        return checked
+    for card in cards:
+        if not versions.in_range(installed(), card.torch):
+            message = f"the range leaves out the installed torch {installed()}, which runs every card"
+            checked.problems.append(Problem(card.at("torch"), message))
+    extra = others(matrix)
+    if not extra:
+        for card in cards:
+            if card.varies_with_torch:
+                message = f"varies_with_torch, but the project's torch matrix is torch {installed()} alone"
+                checked.warnings.append(Problem(card.at("varies_with_torch"), message))
+        return checked
+    missing = [v for v in extra if _python_for(v) is None]
+    if options.matrix and missing:
+        raise NotProvisioned(
+            f"torch {missing[0]} of the project's matrix is not provisioned: "
+            f"`quizgen torch add {missing[0]}`, then run again"
+        )
+    recorded = read_recorded(options.cards_dir / LOCK_NAME)
+    mine = {c.id: c for c in cards if c.id in jobs and (o := outcome_of(c)) is not None and o.ok}
+    answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
+    for version in extra:
+        ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
+        python = _python_for(version)
+        if python is not None:
+            work = {c.id: (c, jobs[c.id]) for c in ran}
+            outcomes = _run(options, version, python, work, cache, project_timeout, checked)
+            for card in ran:
+                got = _answered(card, version, outcomes[card.id], outcome_of(card), jobs[card.id], checked)
+                if got is not None:
+                    answers[card.id][version] = got
+        else:
+            _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
+    for card_id, card in mine.items():
+        primary = outcome_of(card)
+        assert primary is not None  # (mine holds the cards whose outcome is in)
+        shown = answers[card_id][installed()] = _answer(card, primary)
+        for version, other in answers[card_id].items():  # the same within the card's tolerance: the same
+            if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
+                answers[card_id][version] = shown
+        oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
+        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed())
+        _compare(card, checked.answers[card_id], checked)
+    return checked
+
+
+def _answer(card: Card, outcome: Outcome | None) -> str:
+    return kinds.get(card.kind).torch_answer(card, outcome) if outcome is not None else ""
+
+
+def _answered(
+    card: Card, version: str, outcome: Outcome, primary: Outcome | None, job: Job, checked: Checked
+) -> str | None:
+    """A version's answer from its run of the card; None (and the problem noted) when the card fails
+    there, or raises where the installed torch does not: what it uses is missing or works otherwise."""
+    raised = outcome.value is not None and outcome.value["type"] == "exception"
+    expected = primary is not None and primary.value is not None and primary.value["type"] == "exception"
+    if outcome.ok and (expected or not raised):
+        return _answer(card, outcome)
+    if not outcome.ok:
+        shown = "\n".join((outcome.error or "execution failed").strip().splitlines()[-3:])
+    elif outcome.raised is not None:
+        shown = "\n".join(place(outcome.raised, job).traceback.splitlines()[-3:])
+    else:
+        shown = _answer(card, outcome)
+    message = (
+        f"fails on torch {version} (it runs on torch {installed()}); a card about the versions that have "
+        f'what it uses says so: `torch: ">{version}"`, or a range that leaves {version} out:\n{shown}'
+    )
+    checked.problems.append(Problem(card.at(kinds.get(card.kind).run_field), indent(message)))
+    return None
+
+
+def _recalled(
+    version: str,
+    ran: list[Card],
+    jobs: Mapping[str, Job],
+    recorded: dict[str, dict[str, str]],
+    answers: dict[str, dict[str, str]],
+    checked: Checked,
+) -> None:
+    """The lock's answers for a version not provisioned, for the cards whose job is the one recorded."""
+    unknown = 0
+    for card in ran:
+        entry = recorded.get(card.id)
+        if entry is not None and entry["job"] == content(jobs[card.id]):
+            answers[card.id][version] = entry["answer"]
+        else:
+            unknown += 1
+    note = f"torch {version} not provisioned: using the answers recorded in quizgen.lock"
+    if unknown:
+        note += f" ({unknown} of {len(ran)} cards have none recorded for what they run now)"
+    checked.notes.append(f"{note}; `quizgen torch add {version}` to verify")
+
+
+def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
+    """A card whose answer differs across the matrix must declare it; one that declares it must differ."""
+    shown = list(known.answers.items())
+    newest_version, newest = shown[-1]
+    if not card.varies_with_torch:
+        for version, answer in shown[:-1]:
+            if answer != newest:
+                message = (
+                    f"answers `{answer}` on torch {version} but `{newest}` on torch {newest_version}; if the "
+                    "change is what the card teaches, declare it: `varies_with_torch: true`; if the card is "
+                    f'about one side, give the versions it is about: `torch: ">{version}"`, say'
+                )
+                where = "answer" if "answer" in card.fields else kinds.get(card.kind).run_field
+                checked.problems.append(Problem(card.at(where), message))
+                return
+        return
+    if known.differ:
+        return
+    on = ", ".join(v for v, _ in shown)
+    written = [name for text in schema.text_fields(card).values() for name in prose.names(text)]
+    cites = [name for name in prose.TORCH_CHANGE if name in written]
+    if cites:  # its text would say a change happened that nothing computed
+        message = (
+            f"cites {{{{{cites[0]}}}}}, but its answer is `{newest}` on every torch version known "
+            f"(torch {on}); `quizgen build --matrix` runs every version of the matrix"
+        )
+        checked.problems.append(Problem(card.at("explain"), message))
+    elif len(shown) > 1:
+        message = f"varies_with_torch, but it answers `{newest}` on every torch version (torch {on})"
+        checked.warnings.append(Problem(card.at("varies_with_torch"), message))
+
+
+def cited(card: Card, known: TorchAnswers | None) -> dict[str, str]:
+    """The values of {{changed_in}} and {{changed_after}} (none when the answers never changed)."""
+    change = known.changed() if known is not None else None
+    if change is None:
+        return {}
+    return {"changed_after": change[0], "changed_in": change[1]}
+
+
+def _python_for(version: str) -> Path | None:
+    from quizgen import torches
+
+    return torches.python_for(version)
+
+
+def _run(
+    options: Options,
+    version: str,
+    python: Path,
+    work: dict[str, tuple[Card, Job]],
+    cache: Cache,
+    project_timeout: float,
+    checked: Checked,
+) -> dict[str, Outcome]:
+    """Each card's job run under another torch (by card id), from the cache where it ran before."""
+    from quizgen import torches
+    from quizgen.execution.pool import Pool, execute
+
+    cards: dict[str, list[Card]] = {}
+    runs = torches.torch_of(python)  # results are cached by the torch that gave them
+    for card, job in work.values():
+        cards.setdefault(job_key(_answer_job(job), runs), []).append(card)
+    keyed = {key: _answer_job(work[held[0].id][1]) for key, held in cards.items()}
+    found = cache.get_many(keyed)
+    todo = {key: job for key, job in keyed.items() if key not in found}
+    checked.ran[version] = (len(todo), len(found))
+    if todo:
+        workers = max(1, min(options.jobs, len(todo)))
+        keep = [options.cards_dir]
+        pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, keep, python=python)
+        limits = {k: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[k]) for k in todo}
+        done = 0
+
+        def shown(key: str, outcome: Outcome) -> bool:
+            nonlocal done
+            done += 1
+            if options.progress is not None:
+                options.progress(done, len(todo))
+            return True
+
+        try:
+            limit = options.timeout or project_timeout
+            ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
+        finally:
+            stderr = pool.stderr_tail()
+            pool.close()
+        for key, outcome in ran.items():
+            if outcome.internal is not None:
+                where = f"while running {cards[key][0].location} on torch {version}"
+                raise InternalError(where, outcome.internal, stderr)
+            cache.put(key, outcome)
+            found[key] = outcome
+    return {card.id: found[key] for key, held in cards.items() for card in held if key in found}
