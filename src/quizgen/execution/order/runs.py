@@ -123,8 +123,11 @@ def _always(runs: Runs) -> frozenset[str] | None:
     always = frozenset().union(*(names(code).deferred for code in fixed))
     if not program.indented:
         return always.union(*(names(code).deferred for code in blocks))
-    # an indented block alone may not parse, and a function's body may be other blocks: every word counts
-    return always.union(*(identifiers_of(code) for code in blocks if _defines(code)))
+    # an indented block alone may not parse, and any block may be the body of a function another block
+    # defines (the body runs when the function is called, by any later step): every word counts
+    if not any(_defines(code) for code in blocks):
+        return always
+    return always.union(*(identifiers_of(code) for code in blocks))
 
 
 def _defines(code: str) -> bool:
