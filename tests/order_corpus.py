@@ -210,7 +210,56 @@ def optimizer_state(rng: random.Random) -> SearchJob:
     return job(setup, lines, "assert torch.allclose(w, ref_w)\n", repeat=2)
 
 
-SHAPES = [training_step, training_step, logged_step, amp_step, accumulation, indented_loop, optimizer_state]
+def function_step(rng: random.Random) -> SearchJob:
+    """A training step written as a function whose body lines are blocks of their own (a step function, or
+    an optimizer stepped in a post-accumulate hook), with what its body reads built by a line: the body
+    runs when a later step calls it."""
+    setup, step = _model_setup(rng, rng.random() < 0.5, False)
+    built = next(line for line in setup.splitlines() if line.startswith("opt = "))  # the setup's own
+    setup += "for _ in range(2):\n" + "".join("    " + s + "\n" for s in step.splitlines())
+    if rng.random() < 0.5:
+        lines = [
+            built,  # (the setup made one already: the line makes it anew)
+            "def train_step():",
+            "opt.zero_grad()",
+            "loss = criterion(model(x), y)",
+            "loss.backward()",
+            "opt.step()",
+            "for _ in range(2):",
+            "train_step()",
+        ]
+        levels = [0, 0, 1, 1, 1, 1, 0, 1]
+        distractors: tuple[str, ...] = (rng.choice(["loss = criterion(y, model(x))", "opt.zero_grad()"]),)
+        levels.append(rng.choice([0, 1]))
+    else:
+        per = built.removeprefix("opt = ").replace("model.parameters()", "[p]")
+        lines = [
+            f"opts = {{p: {per} for p in model.parameters()}}",
+            "def hook(p):",
+            "opts[p].step()",
+            "opts[p].zero_grad()",
+            "for p in model.parameters():",
+            "p.register_post_accumulate_grad_hook(hook)",
+            "for _ in range(2):",
+            "criterion(model(x), y).backward()",
+        ]
+        levels = [0, 0, 1, 1, 0, 1, 0, 1]
+        distractors = ("p.register_hook(hook)",)
+        levels.append(1)
+    check = "assert all(torch.allclose(a, b) for a, b in zip(model.parameters(), ref.parameters()))\n"
+    return job(setup, lines, check, distractors=distractors, levels=levels)
+
+
+SHAPES = [
+    training_step,
+    training_step,
+    logged_step,
+    amp_step,
+    accumulation,
+    indented_loop,
+    optimizer_state,
+    function_step,
+]
 
 
 def corpus(n: int, seed: int = CORPUS_SEED) -> list[tuple[str, SearchJob]]:
