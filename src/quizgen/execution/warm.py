@@ -134,6 +134,7 @@ def _distributed() -> None:
 
     if torch.distributed.is_available():  # imports only: a process group would start threads here
         import torch.distributed.device_mesh
+        import torch.distributed.nn  # its functions' defaults hold the group open when it is imported
         import torch.nn.parallel
 
 
