@@ -288,3 +288,61 @@ def test_serve_answers_only_on_localhost_and_sends_status(tmp_path: Path) -> Non
     finally:
         server.shutdown()
         server.server_close()
+
+
+PATCHES = """\
+deck: Shared
+setup: |
+  import torch
+cards:
+  - id: patcher
+    kind: value
+    ask: q
+    code: |
+      torch.Tensor.foo = {n}
+    answer_expr: torch.ones(1).foo
+"""
+WRONG = """\
+  - id: wrong
+    kind: value
+    ask: q
+    code: |
+      x = 1
+    answer_expr: x
+    answer: 2
+"""
+
+
+def test_rebuilds_tell_of_a_card_that_changes_shared_state_once_per_change(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    """As `build` does: the note names the card and what it changed, after the warnings, before the
+    summary; an unchanged rebuild (the card cached) says nothing; a failed rebuild gives the errors
+    first and then the note of the card it ran."""
+    root = project({"shared.yaml": PATCHES.format(n=1)})
+    lines: list[str] = []
+    note = (
+        f"note: {root / 'cards' / 'shared.yaml'}:8:11: card 'patcher' -> code: changed state later cards "
+        "would see (torch.Tensor): its worker ran nothing after it and was replaced (its result stands "
+        "and is cached; a card that undoes what it changes keeps its worker)"
+    )
+    assert serve.rebuild(options(root), lines.append) is not None
+    assert lines[:-1] == [note], lines
+    assert lines[-1].startswith("built 1 card in 1 deck (1 executed, 0 from cache)")
+
+    lines.clear()
+    serve.rebuild(options(root), lines.append)
+    assert len(lines) == 1 and lines[0].startswith("built 1 card in 1 deck (0 executed, 1 from cache)"), lines
+
+    lines.clear()
+    (root / "cards" / "shared.yaml").write_text(PATCHES.format(n=2) + WRONG)
+    assert serve.rebuild(options(root), lines.append) is None
+    message = lines[0].splitlines()
+    assert message[0].startswith(f"{root / 'cards' / 'shared.yaml'}:17:13: card 'wrong' -> answer"), message
+    assert message[1:] == ["1 card error", "", note], message
+    assert lines[1:] == ["build failed; the previous outputs are unchanged"]
+
+    lines.clear()
+    (root / "cards" / "shared.yaml").write_text(PATCHES.format(n=2))
+    serve.rebuild(options(root), lines.append)  # the card ran in the failed build: cached, told then
+    assert len(lines) == 1 and lines[0].startswith("built 1 card in 1 deck (0 executed, 1 from cache)"), lines

@@ -261,7 +261,8 @@ def _check(options: Options, cache: Cache) -> Report:
         warnings, repeated = warned.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:
         errors = loader.in_source_order(plan.problems + filling.errors)
-        raise CardErrors(errors, warnings=warnings, repeated=repeated)
+        shared = loader.in_source_order(plan.shared)  # they ran and are cached: now or never told
+        raise CardErrors(errors, warnings=warnings, repeated=repeated, shared=shared)
     cached = len(plan.outcomes) - len(plan.work)
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)

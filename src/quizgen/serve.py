@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from quizgen import confine, pipeline, terminal
 from quizgen.cards.loader import card_files
-from quizgen.errors import QuizgenError, UsageError, count, warning_lines
+from quizgen.errors import QuizgenError, UsageError, count, note_lines, warning_lines
 from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
@@ -94,6 +94,8 @@ def rebuild(options: pipeline.Options, echo: Echo, live: Live | None = None) -> 
         echo(line)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
+    for line in note_lines(report.shared):  # as `build` tells them: once, by the build that ran the card
+        echo(line)
     echo(
         f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
         f"({report.executed} executed, {report.cached} from cache) in {report.seconds:.2f} s"

@@ -238,10 +238,12 @@ _GLOBAL_HOOKS = (
 )
 # Entries torch rewrites in ordinary use and never puts back, restored after every job (module, attribute
 # path): a later card must not see them either (a hook handle's id counts the hooks earlier cards made).
-# Not restored: what init_process_group leaves in torch.distributed.distributed_c10d (`_backend`, ...),
-# since a process group leaves state in C too (gloo's), and a second group made in the same process
-# then hangs now and then: a job that made one is its worker's last.
+# init_process_group leaves two globals of distributed_c10d set after destroy_process_group; a group
+# left open is seen by torch_settings, and the gloo threads of one a job made end with its namespace
+# (process_groups.py), so a job that made and destroyed a group leaves nothing else behind.
 RESTORED = (
     ("torch.utils.hooks", "RemovableHandle.next_id"),
     ("sys", "excepthook"),  # init_process_group wraps it
+    ("torch.distributed.distributed_c10d", "_backend"),
+    ("torch.distributed.distributed_c10d", "_default_pg_init_method"),
 )

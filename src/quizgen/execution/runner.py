@@ -12,7 +12,7 @@ import traceback
 import warnings
 
 from quizgen.constants import OUTPUT_LIMIT
-from quizgen.execution import cite, compat
+from quizgen.execution import cite, compat, process_groups
 from quizgen.execution.describe import describe, evaluate
 from quizgen.execution.order import runs as order_runs
 from quizgen.execution.protocol import (
@@ -118,6 +118,14 @@ def _raised(exc: BaseException, job: Job) -> Raised:
 
 def _run_code(job: RunJob, paths: set[str]) -> Result:
     ns = fresh_namespace([compile_snippet(s) for s in job["setup"]], paths)
+    try:
+        return _ran(job, ns, paths)
+    finally:
+        process_groups.let_go(ns)  # a DDP model it holds must not be the one to end a gloo group
+
+
+def _ran(job: RunJob, ns: dict[str, object], paths: set[str]) -> Result:
+    """The job's result, its snippet run in `ns`."""
     code = compile_snippet(job["code"])
     result: Result = {"ok": True, "output": ""}
     if not job.get("answer"):

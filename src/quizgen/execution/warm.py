@@ -11,6 +11,7 @@ this torch lacks it, so a torch of another version only warms less.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import io
 import warnings
@@ -138,9 +139,13 @@ def _func() -> None:
 def _distributed() -> None:
     import torch.distributed
 
-    if torch.distributed.is_available():  # imports only: a process group would start threads here
-        import torch.distributed.device_mesh  # since 2.2
-        import torch.nn.parallel
+    if not torch.distributed.is_available():
+        return
+    # imports only: a process group would start threads here. `torch.distributed.nn`'s functions take the
+    # current group as a default when it is imported: imported now, no card's group is held open by it.
+    for name in ("torch.distributed.device_mesh", "torch.distributed.nn", "torch.nn.parallel"):
+        with contextlib.suppress(ImportError):  # (device_mesh is new in 2.2)
+            importlib.import_module(name)
 
 
 def _data() -> None:

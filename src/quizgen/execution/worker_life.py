@@ -19,7 +19,7 @@ import tempfile
 import traceback
 
 from quizgen.constants import FILE_LIMIT, INTERNAL_ERROR_EXIT, RETIRE_AFTER_JOBS
-from quizgen.execution import stuck
+from quizgen.execution import process_groups, stuck
 from quizgen.execution.contamination import Watch
 from quizgen.execution.protocol import Result, WorkerTask
 
@@ -118,6 +118,8 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | 
                 changed = watch.changed()
                 if changed:
                     result["contaminated"] = changed
+                if process_groups.gloo_threads():  # a group still held: it must not end in this process
+                    result["retire"] = True
             retire = done == RETIRE_AFTER_JOBS or bool(result.get("retire") or result.get("contaminated"))
             result["retire"] = retire  # the zygote must not hand this worker another job
             _send_result(write_fd, result)

@@ -155,6 +155,8 @@ class Split:
         contaminated = sorted({c for r in [result, *parts] for c in r.get("contaminated", [])})
         if contaminated:
             joined["contaminated"] = contaminated
+        if any(r.get("cold") for r in [result, *parts]):  # the pool's, not the part's: a cold pool
+            joined["cold"] = True  # (what torch's first use changed in a part is no change of the card's)
         return joined
 
 
