@@ -209,6 +209,13 @@ def _load(
     return loaded
 
 
+def _project_defaults(decks: list[Deck], project: settings.Settings) -> None:
+    """A deck takes the project's attempts and shuffle where it sets none of its own."""
+    for deck in decks:
+        deck.attempts = deck.attempts or project.attempts
+        deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
+
+
 def _check(options: Options, cache: Cache) -> Report:
     start = time.perf_counter()
     # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
@@ -216,9 +223,7 @@ def _check(options: Options, cache: Cache) -> Report:
     decks, load_problems = _load(options, cache, project.tolerance, project.value_answers)
     if not options.timeout:  # the user's own --timeout replaces the cards' as it does quizgen.toml's
         load_problems += timeouts.over_ceiling(decks, options.max_timeout)
-    for deck in decks:
-        deck.attempts = deck.attempts or project.attempts
-        deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
+    _project_defaults(decks, project)
     plan = plan_jobs(decks, cache, torches.result_key(options.torch))
     plan.problems += load_problems
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
