@@ -139,16 +139,14 @@ def check(
             f"`quizgen torch add {missing[0]}`, then run again"
         )
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
-    # A card judged on one version runs there alone (quizgen/judged.py): it has no other answers.
-    about = [c for c in cards if not c.judged_on and c.id in jobs]
+    about = [c for c in cards if not c.judged_on and c.id in jobs]  # (judged: run on one version alone)
     mine = {c.id: c for c in about if (o := outcome_of(c)) is not None and o.ok}
     answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
     for version in extra:
         ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
-        python = _python_for(version)
         if not ran:  # (the cards run on it are judged on it: quizgen/judged.py)
             continue
-        if python is not None:
+        if (python := _python_for(version)) is not None:
             work = {c.id: (c, jobs[c.id]) for c in ran}
             outcomes = _run(options, version, python, work, cache, project_timeout, checked)
             for card in ran:
