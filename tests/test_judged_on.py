@@ -144,6 +144,9 @@ def test_learners_are_judged_on_the_named_versions_recorded_run(
     cards = json.loads((root / "build" / "cards.json").read_text())
     shown = json.dumps(cards)
     assert '"judged_on": "1.13.1"' in shown and '"display": "tensor([1., 1.])"' in shown
+    raw = "".join(p.read_text() for p in (root / "build" / "quiz").rglob("*.html"))
+    judge = '"judge": {"answer": {"dtype": "float32", "shape": [2], "type": "tensor", "value": [0.0, 0.0]}'
+    assert judge in raw  # what the quiz judges a typed or picked answer against: 1.13.1's zeros
     page = published(root)
     version = f'<span class="torch-version">{OLD}</span>'
     assert f'<p class="provenance">Executed at build time with torch {version}.</p>' in page
