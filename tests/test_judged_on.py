@@ -288,3 +288,29 @@ def test_real_torch_113_judges_a_card_built_from_scratch(
     report = pipeline.build(options(root, use_cache=False))
     assert report.torch_notes[0].startswith(f"torch {OLD} not provisioned: using the answers recorded")
     assert published(root) == shown
+
+
+@pytest.mark.slow
+def test_real_torch_113_drift_leaves_out_a_card_about_one_version(
+    tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
+    if torches.python_for(OLD) is None:
+        pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`)")
+    # Judged on the installed torch (None), and a card about every version: drift compares the latter.
+    text = deck("null", version=INSTALLED).replace("set_to_none=True", "set_to_none=False")
+    text += (
+        "  - id: sum\n"
+        "    kind: value\n"
+        '    ask: "What is `torch.ones(2).sum().item()`?"\n'
+        "    code: s = torch.ones(2).sum().item()\n"
+        "    answer_expr: s\n"
+        "    answer: 2.0\n"
+    )
+    root = make(tmp_path, text, [INSTALLED])
+    in_dir(root)
+    result = runner.invoke(cli, ["check", "-j", "1", "--torch", OLD])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith(
+        f"0 cards of 1 answer differently on torch {OLD} (1 executed, "
+    )
