@@ -122,7 +122,7 @@ def check(
     if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
         return checked
     for card in cards:
-        if not versions.in_range(installed(), card.torch):
+        if not card.judged_on and not versions.in_range(installed(), card.torch):
             message = f"the range leaves out the installed torch {installed()}, which runs every card"
             checked.problems.append(Problem(card.at("torch"), message))
     extra = others(matrix)
@@ -139,12 +139,14 @@ def check(
             f"`quizgen torch add {missing[0]}`, then run again"
         )
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
-    mine = {c.id: c for c in cards if c.id in jobs and (o := outcome_of(c)) is not None and o.ok}
+    about = [c for c in cards if not c.judged_on and c.id in jobs]  # (judged: run on one version alone)
+    mine = {c.id: c for c in about if (o := outcome_of(c)) is not None and o.ok}
     answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
     for version in extra:
         ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
-        python = _python_for(version)
-        if python is not None:
+        if not ran:  # (the cards run on it are judged on it: quizgen/judged.py)
+            continue
+        if (python := _python_for(version)) is not None:
             work = {c.id: (c, jobs[c.id]) for c in ran}
             outcomes = _run(options, version, python, work, cache, project_timeout, checked)
             for card in ran:

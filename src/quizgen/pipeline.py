@@ -18,13 +18,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, kinds, matrix, settings, state, timeouts, torches, verify, warned
+from quizgen import confine, judged, matrix, settings, state, timeouts, torches, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Problem
-from quizgen.execution.cache import Cache, Memo, for_output, job_key
-from quizgen.execution.protocol import Job, Outcome, place
+from quizgen.execution.cache import Cache, Memo, for_output
+from quizgen.execution.protocol import Outcome
+from quizgen.planning import Plan, plan_jobs
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool
@@ -70,73 +71,6 @@ class Report:
     @property
     def cards(self) -> int:
         return sum(len(d.cards) for d in self.decks)
-
-
-@dataclass
-class _Plan:
-    """What a check must do: each distinct job once, cached outcomes looked up, the rest to run."""
-
-    keys: dict[str, str] = field(default_factory=dict)  # card id -> job key
-    jobs: dict[str, Job] = field(default_factory=dict)  # card id -> its job, in its own file and lines
-    cards: dict[str, list[Card]] = field(default_factory=dict)  # cards with identical jobs share one run
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    work: dict[str, Job] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[Problem] = field(default_factory=list)
-    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
-    done: set[str] = field(default_factory=set)  # ids of the cards verified
-    shared: list[Problem] = field(default_factory=list)  # notes: cards that changed state later cards see
-
-    def need(self, key: str, job: Job, card: Card) -> None:
-        """The card waits for this job's outcome (each distinct job once; `_plan` looks up the cache)."""
-        self.cards.setdefault(key, []).append(card)
-        self.work.setdefault(key, job)
-
-    def verified(self, key: str, outcome: Outcome) -> None:
-        """Record what the cards waiting for this outcome get wrong or look suspicious for (a card with
-        further jobs once all of them are done)."""
-        self.outcomes[key] = outcome
-        if outcome.contaminated and not outcome.cold:  # only a job just run says so, never a cached one
-            self.shared.append(_shared_state(self.cards[key][0], outcome.contaminated))
-        for card in self.cards[key]:
-            mine = self.outcome_of(card)
-            if mine is None or card.id in self.done:
-                continue
-            self.done.add(card.id)
-            self.problems += verify.verify_card(card, mine)
-            self.warnings += verify.warnings_for(card, mine)
-
-    def outcome_of(self, card: Card) -> Outcome | None:
-        """The card's outcome with its further jobs' (outcome.parts); None until every one is in."""
-        outcome = self.outcomes.get(self.keys.get(card.id, ""))
-        keys = self.parts.get(card.id, {})
-        parts = {name: self.outcomes[key] for name, key in keys.items() if key in self.outcomes}
-        if outcome is None or len(parts) < len(keys):
-            return None
-        if outcome.raised is not None:  # shared and cached by content: place it in this card's lines
-            outcome = replace(outcome, placed=place(outcome.raised, self.jobs[card.id]))
-        return replace(outcome, parts=parts) if parts else outcome
-
-
-def plan_jobs(decks: list[Deck], cache: Cache, torch: str | None = None) -> _Plan:
-    """Each card's jobs keyed for `torch` (None: the installed one), with what the cache holds looked up."""
-    plan = _Plan()
-    for deck, card in loader.iter_cards(decks):
-        job = kinds.get(card.kind).job(deck, card)
-        if job is None:
-            continue
-        if card.cite:
-            job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
-        key = plan.keys[card.id] = job_key(job, torch)
-        plan.jobs[card.id] = job
-        plan.need(key, job, card)
-        for name, part in kinds.get(card.kind).further_jobs(deck, card).items():
-            part_key = plan.parts.setdefault(card.id, {})[name] = job_key(part, torch)
-            plan.need(part_key, part, card)
-    for key, hit in cache.get_many(plan.work).items():  # a few queries, not one per card
-        plan.outcomes[key] = hit
-        del plan.work[key]
-    return plan
 
 
 def check(options: Options) -> Report:
@@ -217,6 +151,8 @@ def _project_defaults(decks: list[Deck], project: settings.Settings) -> None:
 
 
 def _check(options: Options, cache: Cache) -> Report:
+    from quizgen.render.manifest import LOCK_NAME
+
     start = time.perf_counter()
     # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.
     project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
@@ -224,39 +160,23 @@ def _check(options: Options, cache: Cache) -> Report:
     if not options.timeout:  # the user's own --timeout replaces the cards' as it does quizgen.toml's
         load_problems += timeouts.over_ceiling(decks, options.max_timeout)
     _project_defaults(decks, project)
-    plan = plan_jobs(decks, cache, torches.result_key(options.torch))
-    plan.problems += load_problems
+    judging = judged.prepare(project.torch, decks, options.matrix, options.torch)
+    plan = plan_jobs(decks, cache, torches.result_key(options.torch), judging.torch_for)
+    cards = [card for _, card in loader.iter_cards(decks)]
+    judged.recall(judging, plan, cards, options.cards_dir / LOCK_NAME)  # before a recorded outcome is used
+    plan.problems += load_problems + judging.problems
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
     plan.problems += text_errors
     plan.warnings += text_warnings
     unsandboxed: list[str] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
-    done = 0
-
-    def on_result(key: str, outcome: Outcome) -> bool:
-        nonlocal done
-        done += 1
-        if options.progress:
-            options.progress(done, len(plan.work))
-        card = plan.cards[key][0]
-        if outcome.internal is not None:
-            raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
-        outcome = timeouts.explained(
-            outcome, plan.work[key], card, options.timeout, project.timeout, options.max_timeout
-        )
-        cache.put(key, outcome)
-        plan.verified(key, outcome)
-        return not (options.fail_fast and plan.problems)
-
-    if plan.work and not (options.fail_fast and plan.problems):
-        _run(options, plan, project.timeout, on_result, unsandboxed)
-    cards = [card for _, card in loader.iter_cards(decks)]
+    _execute(options, plan, project.timeout, judging, cache, unsandboxed)
     torch = matrix.check(options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout)
     plan.problems += torch.problems
     plan.warnings += torch.warnings
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
-    answers = torch.answers
+    answers = {**torch.answers, **judged.answers(judging, cards, plan.outcome_of)}
     verified = [
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling, answers.get(c.id)) for c in deck.cards])
         for deck in decks
@@ -273,45 +193,77 @@ def _check(options: Options, cache: Cache) -> Report:
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.shared = loader.in_source_order(plan.shared)
-    report.settings, report.torch_notes, report.torch_ran = project, torch.notes, torch.ran
+    report.settings, report.torch_ran = project, torch.ran
+    said = {note.split(":")[0] for note in torch.notes}  # a version's note once, the matrix's or the cards'
+    report.torch_notes = torch.notes + [n for n in judging.notes if n.split(":")[0] not in said]
     return report
 
 
-def _shared_state(card: Card, changed: list[str]) -> Problem:
-    """A note that the card changed state later cards would see (what torch changes on first use in a
-    warm pool is not such a change): the job ran last in its worker, which was replaced."""
-    what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    message = (
-        f"changed state later cards would see ({what}): its worker ran nothing after it and was replaced "
-        "(its result stands and is cached; a card that undoes what it changes keeps its worker)"
-    )
-    return Problem(card.at(kinds.get(card.kind).run_field), message)
+def _execute(
+    options: Options,
+    plan: Plan,
+    timeout: float,
+    judging: judged.Judging,
+    cache: Cache,
+    unsandboxed: list[str],
+) -> None:
+    """Run the plan's work: under the run's torch, then each card judged on another version under it."""
+    done = 0
+
+    def on_result(key: str, outcome: Outcome) -> bool:
+        nonlocal done
+        done += 1
+        if options.progress:
+            options.progress(done, len(plan.work))
+        card = plan.cards[key][0]
+        if outcome.internal is not None:
+            raise InternalError(f"while running {card.location}", outcome.internal, _pool_stderr(options))
+        outcome = timeouts.explained(
+            outcome, plan.work[key], card, options.timeout, timeout, options.max_timeout
+        )
+        cache.put(key, outcome)
+        plan.verified(key, outcome)
+        return not (options.fail_fast and plan.problems)
+
+    groups = judging.groups(plan)
+    elsewhere = {key for keys in groups.values() for key in keys}
+    own = [key for key in plan.work if key not in elsewhere]
+    runs: list[tuple[list[str], Path | None, Pool | None]] = [
+        (own, torches.runs_under(options.torch), options.pool)
+    ]
+    runs += [(keys, judging.python(version), None) for version, keys in groups.items()]
+    for keys, python, pool in runs:
+        if keys and not (options.fail_fast and plan.problems):
+            _run(options, plan, keys, python, pool, timeout, on_result, unsandboxed)
 
 
 def _run(
     options: Options,
-    plan: _Plan,
+    plan: Plan,
+    keys: list[str],
+    python: Path | None,
+    pool: Pool | None,
     project_timeout: float,
     on_result: Callable[[str, Outcome], bool],
     unsandboxed: list[str],
 ) -> None:
-    """Execute the plan's work, each job within its cards' timeout."""
+    """Execute these jobs of the plan under `python` (None: quizgen's own), each within its cards' timeout."""
     from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
 
     run = execute(
-        plan.work,
+        {key: plan.work[key] for key in keys},
         jobs=options.jobs,
         timeout=options.timeout or project_timeout,
         memory=options.memory,
         on_result=on_result,
-        pool=options.pool,
+        pool=pool,
         sandbox=options.sandbox,
         keep=[options.cards_dir],
         unsandboxed=unsandboxed,
-        python=torches.runs_under(options.torch),
+        python=python,
         timeouts={
             key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
-            for key in plan.work
+            for key in keys
         },
     )
     for key, outcome in run.items():

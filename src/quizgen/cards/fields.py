@@ -92,4 +92,12 @@ COMMON_FIELDS: dict[str, Field] = {
         "answer is shown, learners are judged on the newest, and its text may cite {{changed_in}} (the first "
         "version with the newest answer) and {{changed_after}} (the last one before it).",
     ),
+    "judged_on": Field(
+        "version",
+        False,
+        "The torch version the card's question is about, one of the project's torch matrix ('1.13.1'): "
+        "the card runs on it alone, and its declared answer, the answers learners are judged against, its "
+        "variants and placeholders are that version's.",
+        {"type": "string", "pattern": r"^\d+\.\d+\.\d+$"},
+    ),
 }

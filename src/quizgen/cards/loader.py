@@ -342,6 +342,7 @@ def _card(
         timeout=_timeout(reader),
         torch=_torch_range(reader),
         varies_with_torch=reader.boolean("varies_with_torch"),
+        judged_on=str(reader.text("judged_on") or ""),
     )
     card = kind.parse(reader, common)
     _check_placeholders(card, problems)

@@ -51,6 +51,7 @@ class Card:
     timeout: float | None = None  # seconds its snippets may run; None: the project's (or --timeout)
     torch: str = ""  # the torch versions it is about, as a range (quizgen/versions.py); "": every one
     varies_with_torch: bool = False  # its answer differs across the torch matrix, as a declared fact
+    judged_on: str = ""  # the torch version its question is about: it runs there alone (quizgen/judged.py)
 
     def at(self, name: str) -> Location:
         """The location of one of this card's fields (the card's own where the field is absent)."""

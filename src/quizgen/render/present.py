@@ -74,6 +74,7 @@ def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> Car
         view.torch_versions = list(vc.torch.answers) if vc.torch else [view.torch_version]
         view.torch_answers = list(vc.torch.answers.items()) if vc.torch and vc.torch.differ else []
         view.torch_judged = vc.torch.judged if vc.torch else ""
+        view.judged_on = card.judged_on
     kinds.get(card.kind).view(vc, view)
     view.code_html = highlight(view.code) if view.code else ""
     view.setup_html = highlight(setup) if (setup := shown_setup(vc, deck)) else ""

@@ -39,6 +39,7 @@ class CardView:
     torch_versions: list[str] = field(default_factory=list)  # every version that verified it (the matrix)
     torch_answers: list[tuple[str, str]] = field(default_factory=list)  # (version, answer) where they differ
     torch_judged: str = ""  # with torch_answers: the version whose answer learners are judged on
+    judged_on: str = ""  # the torch version the question is about (its `judged_on`): it ran there alone
     answer_text: str = ""
     verdict: bool | None = None
     items: list[OrderItem] = field(default_factory=list)

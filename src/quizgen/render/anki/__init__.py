@@ -18,7 +18,7 @@ from pathlib import Path
 
 import genanki
 
-from quizgen import kinds, matrix
+from quizgen import judged, kinds, matrix
 from quizgen.cards.model import Deck
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
@@ -115,8 +115,10 @@ class AnkiRenderer:
         titles = card_titles(decks)  # what a link to a card names it by
         notes = [[note_for(vc, vd.deck, project.cards_dir, titles) for vc in vd.cards] for vd in decks]
         lock_path = project.cards_dir / lock.LOCK_NAME
-        recorded = matrix.to_record({vc.card.id: vc.torch for vd in decks for vc in vd.cards if vc.torch})
-        new, changes = _update_lock(lock_path, notes, recorded)
+        judged_cards = {vc.card.id for vd in decks for vc in vd.cards if vc.card.judged_on}  # recorded whole
+        answers = {vc.card.id: vc.torch for vd in decks for vc in vd.cards if vc.torch}
+        recorded = matrix.to_record({k: v for k, v in answers.items() if k not in judged_cards})
+        new, changes = _update_lock(lock_path, notes, recorded, judged.to_record(decks))
         out = project.out_dir / ANKI_DIR
         folder = stage.folder(out)
         models = {k: model(k, new.notetypes[str(model_id(k))].mod) for k in kinds.names()}
@@ -185,7 +187,7 @@ def _media(media: dict[str, bytes]) -> str:
 
 
 def _update_lock(
-    lock_path: Path, notes: list[list[Note]], recorded: matrix.Recorded
+    lock_path: Path, notes: list[list[Note]], recorded: matrix.Recorded, outcomes: judged.Record
 ) -> tuple[lock.Lock, lock.Changes]:
     """The lock for this build (with the cards' answers on the other torch versions), refusing a note
     type whose fields changed."""
@@ -193,7 +195,7 @@ def _update_lock(
     types = {
         str(model_id(k)): lock.NotetypeState(name(k), definition_hash(k), fields(k)) for k in kinds.names()
     }
-    new, changes = lock.update(lock.read(lock_path), states, types, _now(), recorded)
+    new, changes = lock.update(lock.read(lock_path), states, types, _now(), recorded, outcomes)
     if changes.refielded:
         raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
     return new, changes

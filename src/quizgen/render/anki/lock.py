@@ -55,6 +55,9 @@ class Lock:
     # torch version -> card id -> {"answer", "job"}: each card's answer on the project's torch versions
     # besides the installed one (quizgen/matrix.py), for builds where they are not provisioned
     torch: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # card id -> {"torch", "job", "outcome"}: the outcomes of the cards judged on a version not installed
+    # (quizgen/judged.py), for builds where it is not provisioned
+    judged: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ def read(path: Path) -> Lock:
             notetypes={k: _checked(NotetypeEntry(**v)) for k, v in data.get("notetypes", {}).items()},
             removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
             torch=_recorded(data.get("torch", {})),
+            judged=_judged(data.get("judged", {})),
         )
     except (ValueError, TypeError, AttributeError) as exc:
         raise QuizgenError(
@@ -132,10 +136,26 @@ def _recorded(section: object) -> dict[str, dict[str, dict[str, str]]]:
     return section
 
 
+def _judged(section: object) -> dict[str, dict[str, Any]]:
+    """The lock's recorded outcomes of judged cards, if each names its version, job and outcome."""
+    if not isinstance(section, dict):
+        raise ValueError(f"judged is {section!r}")
+    for card_id, entry in section.items():
+        if not isinstance(entry, dict) or set(entry) != {"torch", "job", "outcome"}:
+            raise ValueError(f"judged {card_id}: {entry!r} is not a version, a job and an outcome")
+        if not (isinstance(entry["torch"], str) and isinstance(entry["job"], str)):
+            raise ValueError(f"judged {card_id}: {entry!r} is not a version, a job and an outcome")
+        if not isinstance(entry["outcome"], dict):
+            raise ValueError(f"judged {card_id}: {entry!r} is not a version, a job and an outcome")
+    return section
+
+
 def dumps(lock: Lock) -> str:
     data: dict[str, Any] = {"about": _ABOUT, "format": FORMAT, **asdict(lock)}
     if not lock.torch:  # a project verified on the installed torch alone keeps the lock it had
         del data["torch"]
+    if not lock.judged:
+        del data["judged"]
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -157,10 +177,12 @@ def update(
     notetypes: Mapping[str, NotetypeState],
     now: int,
     torch: Mapping[str, dict[str, dict[str, str]]] | None = None,
+    judged: Mapping[str, dict[str, Any]] | None = None,
 ) -> tuple[Lock, Changes]:
     """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before);
-    `torch` its cards' answers on the torch versions not installed."""
-    new = Lock(torch=dict(torch or {}))
+    `torch` its cards' answers on the torch versions not installed, `judged` the outcomes of its cards
+    judged on one."""
+    new = Lock(torch=dict(torch or {}), judged=dict(judged or {}))
     changes = Changes()
     for card_id, state in sorted(notes.items()):
         before = old.cards.get(card_id)

@@ -56,6 +56,8 @@ def _torch_field(view: CardView) -> str:
         each = (f"torch {html.escape(v)}: <code>{html.escape(a)}</code>" for v, a in view.torch_answers)
         judged = f"(judged on {html.escape(view.torch_judged)})"
         shown += f'<div class="qg-by-torch">the answer depends on it: {" · ".join(each)} {judged}</div>'
+    if view.judged_on:  # the version the question is about, the one whose answers it judges
+        shown += f'<div class="qg-judged-on">judged on torch {html.escape(view.judged_on)}</div>'
     return anki_safe(code_is_not_math(shown))
 
 
