@@ -238,7 +238,7 @@
    * line b; the accepted orders are exactly those keeping every pair: no list is shipped then), levels:
    * [level per label] when indentation is part of the answer, placements: [[[line, level], ...], ...] the
    * accepted orders that put a line at another level than its own (indented puzzles, when there are),
-   * feedback: {"1 0 2": "message", "-1": ..., "-1@2": a distractor at level 2 (indented)}, attempts}. */
+   * feedback: {"1 0 2": "message", "-1": ..., "0@0 -1@2 2@1": one arrangement (indented)}, attempts}. */
 
   /* Labels typed as "B A C", "BAC", "b,a,c" or "2 1 3" -> the labels, upper-cased. */
   function parseOrder(input, labels) {
@@ -348,14 +348,18 @@
 
   /* The build's message for a mistake (`lines` as line numbers, distractor k as -1 - k, with `levels` in
    * an indented puzzle): the one for this exact order, else the one for the first distractor used that
-   * has one (in an indented puzzle, for that distractor at the level it is given: "-1@2"); "" when there
-   * is none. */
+   * has one; "" when there is none. In an indented puzzle only the message for this exact arrangement,
+   * each line at its level ("0@0 -1@2 2@1"): what the build ran for one arrangement says nothing of
+   * another (a distractor one level out may compile where the one it ran did not). */
   function feedbackFor(lines, feedback, levels) {
+    if (levels) {
+      var arranged = lines.map(function (line, i) { return line + "@" + (levels[i] || 0); }).join(" ");
+      return has(feedback, arranged) ? feedback[arranged] : "";
+    }
     var key = lines.join(" ");
     if (has(feedback, key)) return feedback[key];
     for (var i = 0; i < lines.length; i++) {
-      var which = levels ? lines[i] + "@" + (levels[i] || 0) : String(lines[i]);
-      if (lines[i] < 0 && has(feedback, which)) return feedback[which];
+      if (lines[i] < 0 && has(feedback, String(lines[i]))) return feedback[String(lines[i])];
     }
     return "";
   }

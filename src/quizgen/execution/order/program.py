@@ -255,7 +255,9 @@ class Orders:
         return Share(frozenset(prefixes), depth)
 
     def count(self, limit: int) -> int:
-        """How many candidates there are (counting stops past `limit`)."""
+        """How many candidates there are (counting stops past `limit`). The steps that may come next are
+        counted as they are put together, not listed first: with every block at every level, the
+        statements one loop can make are far more than a puzzle may have candidates."""
         memo: dict[int, int] = {}
 
         def completions(mask: int) -> int:
@@ -263,7 +265,8 @@ class Orders:
                 return 1
             if mask not in memo:
                 total = 0
-                for _, after in self.next_chunks(mask):
+                steps = (after for _, after in self.next_chunks(mask)) if mask in self._next else None
+                for after in steps or (after for _, after in self._grow(mask)):
                     total += completions(after)
                     if total > limit:
                         break
