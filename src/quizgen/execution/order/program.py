@@ -132,16 +132,21 @@ class Program:
             steps[-1].append(b)
         return tuple(tuple(s) for s in steps)
 
-    def follows(self, last: int, block: int) -> bool:
-        """Whether `block` may come right after `last` inside one statement (its level fits)."""
-        s, level = shape(self.codes[last]), self.levels[last]
+    def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
+        """The levels of the suites open once `block` comes right after `last` inside one statement,
+        `stack` being those open before it; None when its level cannot compile there. As Python reads
+        indentation: after a line that opens a suite any deeper level opens it (a suite may be indented
+        by any amount), elsewhere a line stays in an open suite or returns to an enclosing one."""
+        s, level, at = shape(self.codes[last]), self.levels[last], self.levels[block]
         if s.opens:
-            return self.levels[block] == level + s.inner + 1
+            return (*stack, at) if at > level + s.inner else None
         if s.decorates:
-            return self.levels[block] == level
-        return self.levels[block] <= level + s.inner and (
-            self.levels[block] > 0 or shape(self.codes[block]).continues
-        )
+            return stack if at == level else None
+        inside = tuple(level + k for k in range(1, s.inner + 1))  # suites the block opens within itself
+        open_levels = (*(x for x in stack if x <= level), *inside)
+        if at not in open_levels or (at == 0 and not shape(self.codes[block]).continues):
+            return None
+        return tuple(x for x in open_levels if x <= at)
 
 
 def program_of(job: SearchJob) -> Program:
@@ -221,21 +226,22 @@ class Orders:
 
         origin = program.origin
 
-        def grow(chunk: list[int], mask: int) -> Iterator[tuple[Chunk, int]]:
+        def grow(chunk: list[int], mask: int, stack: tuple[int, ...]) -> Iterator[tuple[Chunk, int]]:
             last = shape(program.codes[chunk[-1]])
             if not (last.opens or last.decorates):
                 yield tuple(chunk), mask
             for b in self.choices:
-                if not mask >> origin(b) & 1 and program.follows(chunk[-1], b):
-                    top = program.levels[b] == 0
-                    if not top or self.ready(b, mask):
-                        chunk.append(b)
-                        yield from grow(chunk, mask | 1 << origin(b))
-                        chunk.pop()
+                if mask >> origin(b) & 1:
+                    continue
+                after = program.fits(stack, chunk[-1], b)
+                if after is not None and (program.levels[b] > 0 or self.ready(b, mask)):
+                    chunk.append(b)
+                    yield from grow(chunk, mask | 1 << origin(b), after)
+                    chunk.pop()
 
         for b in self.choices:
             if program.starts(b) and self.ready(b, placed):
-                yield from grow([b], placed | 1 << origin(b))
+                yield from grow([b], placed | 1 << origin(b), (0,))
 
     def share(self, part: int, parts: int) -> Share:
         """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn

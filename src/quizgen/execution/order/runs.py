@@ -205,13 +205,12 @@ def _accepted(
     first: bool = False,
 ) -> list[list[int]]:
     """The orders that pass the check (those of one part of a split search), sorted; with `first`, the
-    first one found alone (none: none passes)."""
+    first of them alone (none: none passes), however many pass (both searches give the same one)."""
     count = orders.count(MAX_CANDIDATES)
     if fast and not _small(runs, count) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
             tree = _tree(runs, start, orders, share)
-            tree.cap_passed = True
-            tree.enough = 1 if first else None
+            tree.cap_passed = not first
             passed = _explore(tree, [Thread((), 0, False)])
             return sorted(flatten(t.chunks) for t in passed)[: 1 if first else None]
     runs.budget.plain(runs.one, count)
@@ -226,10 +225,9 @@ def _accepted(
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
             found.append(flatten(chunks))
-            if first:
-                break
-            runs.budget.accepted(len(found))
-    return sorted(found)
+            if not first:
+                runs.budget.accepted(len(found))
+    return sorted(found)[: 1 if first else None]
 
 
 def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:

@@ -112,7 +112,6 @@ class Tree:
         self.rebuilds = 0  # times the starting state was rebuilt so
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
-        self.enough: int | None = None  # the search ends once this many candidates passed
         self._held = 0  # states held (the layer being expanded and the next)
         self.costs = Costs()
         self._start: Settings | None = None
@@ -148,8 +147,6 @@ class Tree:
                 node = queue.popleft()
                 self._held = len(queue) + len(children)
                 children += self._expand(node, passed)
-                if self.enough is not None and len(passed) >= self.enough:
-                    return passed
             frontier = self._merge(children)
         return passed
 
