@@ -13,7 +13,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from quizgen.execution.protocol import SearchJob
 
@@ -80,14 +80,18 @@ class Program:
     def indented(self) -> bool:
         return self.unit > 0
 
-    @property
+    @cached_property
     def blocks(self) -> int:
         """How many blocks the puzzle has (lines and distractors, each counted once)."""
         return len(self.codes) - len(self.origins)
 
+    @cached_property
+    def _origins(self) -> tuple[int, ...]:
+        return (*range(self.blocks), *self.origins)
+
     def origin(self, block: int) -> int:
         """The block a block at another level is (a block written so is itself)."""
-        return block if block < self.blocks else self.origins[block - self.blocks]
+        return self._origins[block]
 
     def placement(self, block: int) -> tuple[int, int]:
         """(block, level) of a block at any level."""
@@ -190,6 +194,7 @@ class Orders:
         self.choices = [b for b in every if program.origin(b) in chosen]  # the blocks at their levels
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
         self._completions: dict[int, int] = {}
+        self._counts: dict[int, int] = {}  # count(limit) by limit
 
     def completions(self, placed: int) -> int:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
@@ -263,23 +268,33 @@ class Orders:
     def count(self, limit: int) -> int:
         """How many candidates there are (counting stops past `limit`). The steps that may come next are
         counted as they are put together, not listed first: with every block at every level, the
-        statements one loop can make are far more than a puzzle may have candidates."""
+        statements one loop can make are far more than a puzzle may have candidates. Counted whole,
+        they are kept for `next_chunks`."""
+        if limit in self._counts:
+            return self._counts[limit]
         memo: dict[int, int] = {}
 
         def completions(mask: int) -> int:
             if mask == self.full:
                 return 1
-            if mask not in memo:
-                total = 0
-                steps = (after for _, after in self.next_chunks(mask)) if mask in self._next else None
-                for after in steps or (after for _, after in self._grow(mask)):
-                    total += completions(after)
-                    if total > limit:
-                        break
-                memo[mask] = total
-            return memo[mask]
+            if mask in memo:
+                return memo[mask]
+            total, steps = 0, []
+            known = self._next.get(mask)
+            for chunk, after in self._grow(mask) if known is None else known:
+                ways = completions(after)
+                if ways:
+                    steps.append((chunk, after))
+                total += ways
+                if total > limit:
+                    break
+            else:
+                self._next[mask] = steps  # (the steps that lead to a whole candidate: next_chunks')
+            memo[mask] = total
+            return total
 
-        return completions(0)
+        self._counts[limit] = completions(0)
+        return self._counts[limit]
 
     def all(self) -> Iterator[tuple[Chunk, ...]]:
         """Every candidate, as its steps."""
