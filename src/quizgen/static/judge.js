@@ -478,7 +478,17 @@
       if (near) out.misplaced = near.misplaced.map(function (at) { return positions[at]; });
     }
     if (out.misplaced.length) out.reason = misplacedReason(out.misplaced.map(function (at) { return card.labels[at]; }), what);
+    if (out.misplaced.length && what === "out of place") out.reason = withLevels(out.reason, positions, card, levels);
     return out;
+  }
+
+  /* An indented puzzle's "out of place" reason when some lines are at other levels than their own too:
+   * moving the lines alone would not give an accepted block, so the reason names those lines as well. */
+  function withLevels(reason, positions, card, levels) {
+    var off = misindented(positions, card, levels).map(function (at) { return card.labels[at]; });
+    if (!off.length) return reason;
+    var names = off.length > 1 ? "lines " + off.slice(0, -1).join(", ") + " and " + off[off.length - 1] + " their levels" : "line " + off[0] + " its level";
+    return reason.replace(/ and your block is an accepted order$/, ", give " + names + ", and your block is an accepted order");
   }
 
   /* A new order for n lines (`random` gives numbers in [0, 1)), never `previous` again when n > 1: the
