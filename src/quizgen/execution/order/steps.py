@@ -34,6 +34,7 @@ class Runs:
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
         self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
+        self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         self.one = 0.0  # CPU seconds the order as written took, setup included
@@ -112,7 +113,9 @@ class Runs:
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""
-        return tuple(self.program.source(step)[1])
+        if step not in self._where:
+            self._where[step] = tuple(self.program.source(step)[1])
+        return self._where[step]
 
     def tail(self, step: Chunk, count: int) -> Tail:
         """Where control can go from the step's first `count` lines to the lines after them: the levels

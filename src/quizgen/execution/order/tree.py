@@ -208,7 +208,7 @@ class Tree:
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[_Node] = []
-        failed: set[Failed] = set()  # lines that raised from this state (and what followed them)
+        failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
         for i, (step, threads) in enumerate(groups.items()):
             if self._fails(step, failed):
                 continue
@@ -220,7 +220,7 @@ class Tree:
             self.costs.stepped(time.perf_counter() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
-                failed.add(self.runs.reached)
+                failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
             if step == CHECK:
                 self._checked()
                 if failure is None:
@@ -235,19 +235,16 @@ class Tree:
         node.objects = None
         return children
 
-    def _fails(self, step: Chunk, failed: set[Failed]) -> bool:
+    def _fails(self, step: Chunk, failed: dict[int, set[Failed]]) -> bool:
         """Whether the step fails without running it: it does not compile, or it begins with the lines
         a sibling ran from the same state before raising, followed alike (order.reach, Runs.tail)."""
         runs = self.runs
         if runs is None or step == CHECK:
             return False
-        if runs.broken(step):
+        where = runs.where(step) if failed else ()  # (each length of a failed prefix looked up once)
+        if any((where[:k], runs.tail(step, k)) in got for k, got in failed.items() if k <= len(where)):
             return True
-        if not failed:
-            return False
-        where = runs.where(step)  # (each length of a failed prefix looked up once, not each prefix)
-        lengths = {len(lines) for lines, _ in failed}
-        return any((where[:k], runs.tail(step, k)) in failed for k in lengths if k <= len(where))
+        return runs.broken(step)
 
     def _finish(self, node: _Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
