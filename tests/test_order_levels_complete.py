@@ -204,6 +204,10 @@ def test_feedback_is_shown_only_for_the_arrangement_that_was_run(
     report = pipeline.check(options(project({"o.yaml": HEADER + TOLD})))
     [vc] = report.decks[0].cards
     judge = card_view(vc, []).judge
+    [distractor] = [judge["labels"][k] for k, line in enumerate(judge["items"]) if line == -1]  # type: ignore[index, arg-type]
+    elsewhere = _verdict(judge, [0, 1, 2, 3, -1, 4], [0, 0, 1, 2, 2, 0])  # inserted, not in place of a line
+    assert elsewhere["ok"] is False
+    assert elsewhere["reason"] == f"line {distractor} does not belong in the block"
     feedback: dict[str, str] = judge["feedback"]  # type: ignore[assignment]
     ran = "0@0 1@0 2@1 -1@2 4@0"  # in place of `total += x`, at its level
     assert (
@@ -213,7 +217,3 @@ def test_feedback_is_shown_only_for_the_arrangement_that_was_run(
     )
     assert all("@" in key for key in feedback)
     assert _verdict(judge, [0, 1, 2, -1, 4], [0, 0, 1, 2, 0])["reason"] == feedback[ran]
-    elsewhere = _verdict(judge, [0, 1, 2, 3, -1, 4], [0, 0, 1, 2, 2, 0])  # inserted, not in place
-    assert elsewhere["ok"] is False
-    [distractor] = [judge["labels"][k] for k, line in enumerate(judge["items"]) if line == -1]  # type: ignore[index, arg-type]
-    assert elsewhere["reason"] == f"line {distractor} does not belong in the block"
