@@ -120,6 +120,7 @@ class Feedback(TypedDict):
     order: list[int]  # block indexes; distractor k is len(lines) + k
     distractor: NotRequired[int]  # the order tries this distractor (index into the distractors)
     level: NotRequired[int]  # with indentation: the level the distractor was tried at
+    levels: NotRequired[list[int]]  # with indentation: each block's level in `order`, as it was run
     block: int  # the block (index as in `order`) whose line failed; -1 for the check
     text: str  # the source line that failed, stripped
     exception: str  # the exception's last line, as Python prints it

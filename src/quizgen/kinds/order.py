@@ -192,7 +192,9 @@ class OrderKind(CardKind):
         view.back_html = readable_answer(blocks, before, view.accepted)
         feedback: dict[str, JSON] = {}
         for entry in (vc.outcome.feedback if vc.outcome else None) or []:
-            feedback.setdefault(_feedback_key(card, entry), feedback_message(card, entry))
+            key = _feedback_key(card, entry)
+            if key is not None:
+                feedback.setdefault(key, feedback_message(card, entry))
         view.judge["feedback"] = feedback
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
@@ -317,11 +319,19 @@ def partial_order(orders: Sequence[Sequence[int]], n: int) -> list[tuple[int, in
     return sorted(pairs - implied)
 
 
-def _feedback_key(card: OrderCard, entry: Feedback) -> str:
-    """The judge's key for a mistake: an order of items' lines ("1 0 2"), or a distractor's alone ("-1")."""
-    if "distractor" in entry:  # with indentation, "-1@2": the level it was tried at counts
-        level = entry.get("level")
-        return str(-1 - entry["distractor"]) + ("" if level is None else f"@{level}")
+def _feedback_key(card: OrderCard, entry: Feedback) -> str | None:
+    """The judge's key for a mistake: an order of items' lines ("1 0 2"), or a distractor's alone ("-1").
+    With indentation, the whole arrangement it was run as, each item with its level ("0@0 -1@2 2@1"):
+    what one arrangement does says nothing of another (None: an entry without its levels)."""
+    n = len(card.lines)
+    if card.indent:
+        levels = entry.get("levels")
+        if levels is None or len(levels) != len(entry["order"]):
+            return None
+        items = [b if b < n else n - 1 - b for b in entry["order"]]
+        return " ".join(f"{item}@{level}" for item, level in zip(items, levels, strict=True))
+    if "distractor" in entry:
+        return str(-1 - entry["distractor"])
     return " ".join(str(b) for b in entry["order"])
 
 

@@ -238,7 +238,7 @@
    * line b; the accepted orders are exactly those keeping every pair: no list is shipped then), levels:
    * [level per label] when indentation is part of the answer, placements: [[[line, level], ...], ...] the
    * accepted orders that put a line at another level than its own (indented puzzles, when there are),
-   * feedback: {"1 0 2": "message", "-1": ..., "-1@2": a distractor at level 2 (indented)}, attempts}. */
+   * feedback: {"1 0 2": "message", "-1": ..., "0@0 -1@2 2@1": one arrangement (indented)}, attempts}. */
 
   /* Labels typed as "B A C", "BAC", "b,a,c" or "2 1 3" -> the labels, upper-cased. */
   function parseOrder(input, labels) {
@@ -348,14 +348,18 @@
 
   /* The build's message for a mistake (`lines` as line numbers, distractor k as -1 - k, with `levels` in
    * an indented puzzle): the one for this exact order, else the one for the first distractor used that
-   * has one (in an indented puzzle, for that distractor at the level it is given: "-1@2"); "" when there
-   * is none. */
+   * has one; "" when there is none. In an indented puzzle only the message for this exact arrangement,
+   * each line at its level ("0@0 -1@2 2@1"): what the build ran for one arrangement says nothing of
+   * another (a distractor one level out may compile where the one it ran did not). */
   function feedbackFor(lines, feedback, levels) {
+    if (levels) {
+      var arranged = lines.map(function (line, i) { return line + "@" + (levels[i] || 0); }).join(" ");
+      return has(feedback, arranged) ? feedback[arranged] : "";
+    }
     var key = lines.join(" ");
     if (has(feedback, key)) return feedback[key];
     for (var i = 0; i < lines.length; i++) {
-      var which = levels ? lines[i] + "@" + (levels[i] || 0) : String(lines[i]);
-      if (lines[i] < 0 && has(feedback, which)) return feedback[which];
+      if (lines[i] < 0 && has(feedback, String(lines[i]))) return feedback[String(lines[i])];
     }
     return "";
   }
@@ -474,7 +478,17 @@
       if (near) out.misplaced = near.misplaced.map(function (at) { return positions[at]; });
     }
     if (out.misplaced.length) out.reason = misplacedReason(out.misplaced.map(function (at) { return card.labels[at]; }), what);
+    if (out.misplaced.length && what === "out of place") out.reason = withLevels(out.reason, positions, card, levels);
     return out;
+  }
+
+  /* An indented puzzle's "out of place" reason when some lines are at other levels than their own too:
+   * moving the lines alone would not give an accepted block, so the reason names those lines as well. */
+  function withLevels(reason, positions, card, levels) {
+    var off = misindented(positions, card, levels).map(function (at) { return card.labels[at]; });
+    if (!off.length) return reason;
+    var names = off.length > 1 ? "lines " + off.slice(0, -1).join(", ") + " and " + off[off.length - 1] + " their levels" : "line " + off[0] + " its level";
+    return reason.replace(/ and your block is an accepted order$/, ", give " + names + ", and your block is an accepted order");
   }
 
   /* A new order for n lines (`random` gives numbers in [0, 1)), never `previous` again when n > 1: the

@@ -73,12 +73,14 @@ class Budget:
                 "depend on each other, or the tensors they change smaller"
             )
 
-    def plain(self, one: float) -> None:
+    def plain(self, one: float, candidates: int | None = None) -> None:
         """Before the plain search (every candidate from the start): stop if it would take too long,
-        `one` being the CPU seconds a single candidate took."""
-        if one * self.candidates > self.seconds:
+        `one` being the CPU seconds a single candidate took (`candidates`: the search's own count, when
+        it is not the puzzle's)."""
+        count = self.candidates if candidates is None else candidates
+        if one * count > self.seconds:
             raise OverBudget(
-                f"the search would take about {one * self.candidates:.0f} s of CPU: {self.candidates:,} "
+                f"the search would take about {one * count:.0f} s of CPU: {count:,} "
                 "candidate orders, each run from the start (its state cannot be copied); make the lines "
                 "depend on each other, or the setup cheaper"
             )

@@ -82,8 +82,17 @@ def _run(runs: Runs, order: list[int]) -> Feedback | None:
         exception = f"{type(failure).__name__}: {re.sub(' on line [0-9]+', '', failure.msg)}"
     values = _assert_values(runs, ns, line) if step == CHECK and isinstance(failure, AssertionError) else {}
     block = -1 if step == CHECK else runs.program.origin(_block(runs, step, line))
-    order = [runs.program.origin(b) for b in order]  # (a block at another level is that block)
-    return Feedback(order=order, block=block, text=text, exception=exception[:300], values=values)
+    program = runs.program
+    found = Feedback(
+        order=[program.origin(b) for b in order],  # (a block at another level is that block)
+        block=block,
+        text=text,
+        exception=exception[:300],
+        values=values,
+    )
+    if program.indented:  # the arrangement it was run as: shown only for that one (judge.js)
+        found["levels"] = [program.levels[b] for b in order]
+    return found
 
 
 def _block(runs: Runs, step: Chunk, line: int) -> int:

@@ -13,7 +13,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from quizgen.execution.protocol import SearchJob
 
@@ -80,14 +80,18 @@ class Program:
     def indented(self) -> bool:
         return self.unit > 0
 
-    @property
+    @cached_property
     def blocks(self) -> int:
         """How many blocks the puzzle has (lines and distractors, each counted once)."""
         return len(self.codes) - len(self.origins)
 
+    @cached_property
+    def _origins(self) -> tuple[int, ...]:
+        return (*range(self.blocks), *self.origins)
+
     def origin(self, block: int) -> int:
         """The block a block at another level is (a block written so is itself)."""
-        return block if block < self.blocks else self.origins[block - self.blocks]
+        return self._origins[block]
 
     def placement(self, block: int) -> tuple[int, int]:
         """(block, level) of a block at any level."""
@@ -132,16 +136,21 @@ class Program:
             steps[-1].append(b)
         return tuple(tuple(s) for s in steps)
 
-    def follows(self, last: int, block: int) -> bool:
-        """Whether `block` may come right after `last` inside one statement (its level fits)."""
-        s, level = shape(self.codes[last]), self.levels[last]
+    def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
+        """The levels of the suites open once `block` comes right after `last` inside one statement,
+        `stack` being those open before it; None when its level cannot compile there. As Python reads
+        indentation: after a line that opens a suite any deeper level opens it (a suite may be indented
+        by any amount), elsewhere a line stays in an open suite or returns to an enclosing one."""
+        s, level, at = shape(self.codes[last]), self.levels[last], self.levels[block]
         if s.opens:
-            return self.levels[block] == level + s.inner + 1
+            return (*stack, at) if at > level + s.inner else None
         if s.decorates:
-            return self.levels[block] == level
-        return self.levels[block] <= level + s.inner and (
-            self.levels[block] > 0 or shape(self.codes[block]).continues
-        )
+            return stack if at == level else None
+        inside = tuple(level + k for k in range(1, s.inner + 1))  # suites the block opens within itself
+        open_levels = (*(x for x in stack if x <= level), *inside)
+        if at not in open_levels or (at == 0 and not shape(self.codes[block]).continues):
+            return None
+        return tuple(x for x in open_levels if x <= at)
 
 
 def program_of(job: SearchJob) -> Program:
@@ -185,6 +194,7 @@ class Orders:
         self.choices = [b for b in every if program.origin(b) in chosen]  # the blocks at their levels
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
         self._completions: dict[int, int] = {}
+        self._counts: dict[int, int] = {}  # count(limit) by limit
 
     def completions(self, placed: int) -> int:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
@@ -221,21 +231,22 @@ class Orders:
 
         origin = program.origin
 
-        def grow(chunk: list[int], mask: int) -> Iterator[tuple[Chunk, int]]:
+        def grow(chunk: list[int], mask: int, stack: tuple[int, ...]) -> Iterator[tuple[Chunk, int]]:
             last = shape(program.codes[chunk[-1]])
             if not (last.opens or last.decorates):
                 yield tuple(chunk), mask
             for b in self.choices:
-                if not mask >> origin(b) & 1 and program.follows(chunk[-1], b):
-                    top = program.levels[b] == 0
-                    if not top or self.ready(b, mask):
-                        chunk.append(b)
-                        yield from grow(chunk, mask | 1 << origin(b))
-                        chunk.pop()
+                if mask >> origin(b) & 1:
+                    continue
+                after = program.fits(stack, chunk[-1], b)
+                if after is not None and (program.levels[b] > 0 or self.ready(b, mask)):
+                    chunk.append(b)
+                    yield from grow(chunk, mask | 1 << origin(b), after)
+                    chunk.pop()
 
         for b in self.choices:
             if program.starts(b) and self.ready(b, placed):
-                yield from grow([b], placed | 1 << origin(b))
+                yield from grow([b], placed | 1 << origin(b), (0,))
 
     def share(self, part: int, parts: int) -> Share:
         """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn
@@ -255,22 +266,35 @@ class Orders:
         return Share(frozenset(prefixes), depth)
 
     def count(self, limit: int) -> int:
-        """How many candidates there are (counting stops past `limit`)."""
+        """How many candidates there are (counting stops past `limit`). The steps that may come next are
+        counted as they are put together, not listed first: with every block at every level, the
+        statements one loop can make are far more than a puzzle may have candidates. Counted whole,
+        they are kept for `next_chunks`."""
+        if limit in self._counts:
+            return self._counts[limit]
         memo: dict[int, int] = {}
 
         def completions(mask: int) -> int:
             if mask == self.full:
                 return 1
-            if mask not in memo:
-                total = 0
-                for _, after in self.next_chunks(mask):
-                    total += completions(after)
-                    if total > limit:
-                        break
-                memo[mask] = total
-            return memo[mask]
+            if mask in memo:
+                return memo[mask]
+            total, steps = 0, []
+            known = self._next.get(mask)
+            for chunk, after in self._grow(mask) if known is None else known:
+                ways = completions(after)
+                if ways:
+                    steps.append((chunk, after))
+                total += ways
+                if total > limit:
+                    break
+            else:
+                self._next[mask] = steps  # (the steps that lead to a whole candidate: next_chunks')
+            memo[mask] = total
+            return total
 
-        return completions(0)
+        self._counts[limit] = completions(0)
+        return self._counts[limit]
 
     def all(self) -> Iterator[tuple[Chunk, ...]]:
         """Every candidate, as its steps."""

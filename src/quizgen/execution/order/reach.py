@@ -2,10 +2,12 @@
 
 A step with indentation is one top-level statement (a loop with its body, say). From one state, when
 such a step raises after running only its first m source lines (traced: no later line ran, not even
-once), any step whose first m lines are the same raises too: Python runs a statement's lines in the
-order control reaches them, an exception leaving the statement passes only through handlers that
-would have run (and been traced), and the code compiled for those lines does not depend on the lines
-after them. So the search need not run those siblings (nor copy the state for them).
+once), any step whose first m lines are the same, followed by blocks with the same tail (order.steps
+Runs.tail: where a suite among those lines goes when it ends), raises too: Python runs a statement's
+lines in the order control reaches them, the code compiled for those lines does not depend on the
+lines after them, and with the same tail control leaves them for a later line (which never ran) in
+the same cases, through the same handlers. So the search need not run those siblings (nor copy the
+state for them).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Running an order puzzle's search inside a worker: the fast and the plain search, usable distractors,
-placements at other levels, feedback (the steps themselves: order.steps).
+feedback (the steps themselves: order.steps). An indented puzzle is searched with every block at every
+level a learner may give it (order.levels).
 
 The fast search (order.tree) answers where it can vouch for its answer, the plain one (every candidate
 from a fresh namespace) elsewhere; both restore torch's settings and generators before each start.
@@ -16,6 +17,7 @@ from types import CodeType
 from quizgen.constants import MAX_CANDIDATES
 from quizgen.execution import cite
 from quizgen.execution.order import feedback as order_feedback
+from quizgen.execution.order import levels as order_levels
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import split as order_split
 from quizgen.execution.order.budget import Budget
@@ -71,14 +73,16 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     cited = cite.evaluate(job.get("cite", {}), given_ns, paths)
     predefined = set(fresh_namespace(setups, paths)) | set(dir(__builtins__))
     before = relax(dependencies(readable(program), predefined), lines)
-    orders = Orders(program, lines, before)  # each block at its own level (others: _relevelled)
+    orders = Orders(program, lines, before)  # each block at its written level
     tried = orders.count(MAX_CANDIDATES)
     if tried > MAX_CANDIDATES:
         raise SnippetFailed(
             f"more than {MAX_CANDIDATES} candidate orders: split the puzzle or make "
             "the lines depend on each other"
         )
-    runs.budget = Budget(tried)
+    if program.indented:  # every level a learner may give each block
+        orders = order_levels.space(program, lines, before)
+    runs.budget = Budget(order_levels.counted(orders) if program.indented else tried)
     part = job.get("part")
     share = None if part is None else orders.share(*part)
     saved = sys.stdout, sys.stderr
@@ -91,15 +95,19 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
-        usable = _usable(runs, accepted, start, fast)
-        relevelled = _relevelled(runs, accepted, start, fast) if share is None else []
+        if program.indented:
+            usable = _usable_anywhere(runs, before, start, fast)
+        else:
+            usable = _usable(runs, accepted, start, fast)
         order_settings.restore_settings(start)
-        feedback = order_feedback.nearby(runs, set(map(tuple, accepted)))
+        as_written = [order for order in accepted if order_levels.written(program, order)]
+        feedback = order_feedback.nearby(runs, set(map(tuple, as_written)))
     finally:
         sys.stdout, sys.stderr = saved
-    result: Result = {"ok": True, "output": "", "orders": accepted, "usable_distractors": usable}
-    if relevelled:
-        result["placements"] = [[list(program.placement(b)) for b in order] for order in relevelled]
+    result: Result = {"ok": True, "output": "", "orders": as_written, "usable_distractors": usable}
+    placements = order_levels.placements(program, accepted)
+    if placements:
+        result["placements"] = placements
     result["tried"] = tried
     result["feedback"] = feedback
     if cited:
@@ -192,26 +200,37 @@ def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
 
 
 def _accepted(
-    runs: Runs, orders: Orders, start: Settings, fast: bool, share: Share | None = None
+    runs: Runs,
+    orders: Orders,
+    start: Settings,
+    fast: bool,
+    share: Share | None = None,
+    first: bool = False,
 ) -> list[list[int]]:
-    """The orders that pass the check (those of one part of a split search), sorted."""
-    if fast and not _small(runs, orders.count(MAX_CANDIDATES)) and not _unmerged(runs, orders):
+    """The orders that pass the check (those of one part of a split search), sorted; with `first`, the
+    first of them alone (none: none passes), however many pass (both searches give the same one)."""
+    count = orders.count(MAX_CANDIDATES)
+    if fast and not _small(runs, count) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
             tree = _tree(runs, start, orders, share)
-            tree.cap_passed = True
+            tree.cap_passed = not first
             passed = _explore(tree, [Thread((), 0, False)])
-            return sorted(flatten(t.chunks) for t in passed)
-    runs.budget.plain(runs.one)
+            return sorted(flatten(t.chunks) for t in passed)[: 1 if first else None]
+    runs.budget.plain(runs.one, count)
     found = []
+    indented = runs.program.indented
     for chunks in orders.all():
         if share is not None and not share.allows(chunks):
             continue
         runs.budget.tick()
+        if indented and any(runs.broken(step) for step in chunks):
+            continue  # a step that does not compile fails from any state
         order_settings.restore_settings(start)
         if runs.attempt(chunks)[0] is None:
             found.append(flatten(chunks))
-            runs.budget.accepted(len(found))
-    return sorted(found)
+            if not first:
+                runs.budget.accepted(len(found))
+    return sorted(found)[: 1 if first else None]
 
 
 def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:
@@ -253,26 +272,22 @@ def _unmerged(runs: Runs, orders: Orders) -> bool:
     return order_split.states(orders, even + 1) > even
 
 
-def _relevelled(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[list[int]]:
-    """With indentation: the accepted orders with one line at another level that pass too (each line
-    of each accepted order at each other level a learner may give it), sorted."""
+def _usable_anywhere(
+    runs: Runs, before: dict[int, set[int]], start: Settings, fast: bool
+) -> list[UsableDistractor]:
+    """With indentation: each distractor that can be used, with the first arrangement found that passes:
+    the distractor inserted among the lines or in place of one, every block at any level
+    (order.levels.distractor_spaces; a space too big to search is a verdict on the puzzle)."""
     program = runs.program
-    if not program.origins:
-        return []
-    at: dict[int, list[int]] = {}
-    for b in range(program.blocks, len(program.codes)):
-        at.setdefault(program.origin(b), []).append(b)
-    tries = (
-        program.chunks([*order[:k], v, *order[k + 1 :]])
-        for order in accepted
-        for k, b in enumerate(order)
-        for v in at.get(b, [])
-    )
-    everything = Orders(program, range(program.blocks), {}, levels=True)
-    found: list[list[int]] = []
-    while batch := list(itertools.islice(tries, USABLE_BATCH)):
-        found += _passing(runs, batch, start, fast, everything, first=False)
-    return sorted(found)
+    first: dict[int, list[int]] = {}
+    for d in range(program.lines, program.blocks):
+        for orders in order_levels.distractor_spaces(program, before, d):
+            order_levels.counted(orders, f"the lines with the distractor {program.codes[d].strip()!r}")
+            found = _accepted(runs, orders, start, fast, first=True)
+            if found:
+                first[d] = found[0]
+                break
+    return _usable_list(program, first)
 
 
 def _passing(

@@ -14,10 +14,13 @@ from collections.abc import Sequence
 from types import CodeType
 
 from quizgen.execution.order.budget import Budget
-from quizgen.execution.order.program import CHECK, Chunk, program_of
+from quizgen.execution.order.program import CHECK, Chunk, program_of, shape
 from quizgen.execution.order.reach import Tracer, reached
 from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
+
+Tail = tuple[tuple[int, bool], ...]  # Runs.tail
+Reached = tuple[tuple[tuple[int, int], ...], Tail]  # the lines a failed step ran, and its tail
 
 
 class Runs:
@@ -31,7 +34,8 @@ class Runs:
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
         self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
-        self.reached: tuple[tuple[int, int], ...] | None = None  # the lines the last failed step ran
+        self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
+        self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         self.one = 0.0  # CPU seconds the order as written took, setup included
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
@@ -86,7 +90,7 @@ class Runs:
                 where = self.program.source(step)[1]
                 numbers = [self.snippets[block]["line"] + k for block, k in where]
                 count = reached(tracer.lines, numbers)
-                self.reached = None if count is None else tuple(where[:count])
+                self.reached = None if count is None else (tuple(where[:count]), self.tail(step, count))
             return exc
         finally:
             if tracer is not None:
@@ -109,7 +113,28 @@ class Runs:
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""
-        return tuple(self.program.source(step)[1])
+        if step not in self._where:
+            self._where[step] = tuple(self.program.source(step)[1])
+        return self._where[step]
+
+    def tail(self, step: Chunk, count: int) -> Tail:
+        """Where control can go from the step's first `count` lines to the lines after them: the levels
+        of the blocks after them that each end the suites deeper than they are (each a new least level
+        among those blocks; whether it is an else/except-like block, which catches or diverts control).
+        Two steps that begin with the same lines and have the same tail run those lines alike: a suite
+        of them that ends goes on to a line after them in both, or in neither (order.reach)."""
+        where = self.where(step)
+        if count >= len(where):
+            return ()
+        block, line = where[count]
+        found: list[tuple[int, bool]] = []
+        low = self.program.levels[block] if line else None  # (the rest of a block cut is the same block)
+        for b in step[step.index(block) + (1 if line else 0) :]:
+            level = self.program.levels[b]
+            if low is None or level <= low:
+                found.append((level, shape(self.program.codes[b]).continues))
+                low = level
+        return tuple(found)
 
     def attempt(
         self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None

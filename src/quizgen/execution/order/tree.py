@@ -36,17 +36,20 @@ from quizgen.execution.snippets import SnippetFailed
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
 FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
 RunStep = Callable[[Chunk], BaseException | None]
+Failed = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]]  # lines a step ran; its tail
 
 
 class Hints(Protocol):
     """What the runner knows of steps that fail (order.steps.Runs): those that cannot compile, and
     how far the last failed step got (order.reach)."""
 
-    reached: tuple[tuple[int, int], ...] | None
+    reached: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]] | None
 
     def broken(self, step: Chunk) -> bool: ...
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]: ...
+
+    def tail(self, step: Chunk, count: int) -> tuple[tuple[int, bool], ...]: ...
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ class Tree:
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[_Node] = []
-        failed: set[tuple[tuple[int, int], ...]] = set()  # lines that raised from this state
+        failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
         for i, (step, threads) in enumerate(groups.items()):
             if self._fails(step, failed):
                 continue
@@ -217,7 +220,7 @@ class Tree:
             self.costs.stepped(time.perf_counter() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
-                failed.add(self.runs.reached)
+                failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
             if step == CHECK:
                 self._checked()
                 if failure is None:
@@ -232,15 +235,16 @@ class Tree:
         node.objects = None
         return children
 
-    def _fails(self, step: Chunk, failed: set[tuple[tuple[int, int], ...]]) -> bool:
+    def _fails(self, step: Chunk, failed: dict[int, set[Failed]]) -> bool:
         """Whether the step fails without running it: it does not compile, or it begins with the lines
-        a sibling ran from the same state before raising (order.reach)."""
-        if self.runs is None or step == CHECK:
+        a sibling ran from the same state before raising, followed alike (order.reach, Runs.tail)."""
+        runs = self.runs
+        if runs is None or step == CHECK:
             return False
-        if self.runs.broken(step):
+        where = runs.where(step) if failed else ()  # (each length of a failed prefix looked up once)
+        if any((where[:k], runs.tail(step, k)) in got for k, got in failed.items() if k <= len(where)):
             return True
-        where = self.runs.where(step) if failed else ()
-        return any(where[: len(lines)] == lines for lines in failed)
+        return runs.broken(step)
 
     def _finish(self, node: _Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
