@@ -211,9 +211,10 @@ def optimizer_state(rng: random.Random) -> SearchJob:
 
 
 def function_step(rng: random.Random) -> SearchJob:
-    """A training step written as a function whose body lines are blocks of their own (a step function, or
-    an optimizer stepped in a post-accumulate hook), with what its body reads built by a line: the body
-    runs when a later step calls it."""
+    """A training step written as a function whose body is a block of its own (a step function, or an
+    optimizer stepped in a post-accumulate hook), with what its body reads built by a line: the body runs
+    when a later step calls it. Small: an indented puzzle is searched at every level, so each block more
+    multiplies its cost."""
     setup, step = _model_setup(rng, rng.random() < 0.5, False)
     built = next(line for line in setup.splitlines() if line.startswith("opt = "))  # the setup's own
     setup += "for _ in range(2):\n" + "".join("    " + s + "\n" for s in step.splitlines())
@@ -221,31 +222,24 @@ def function_step(rng: random.Random) -> SearchJob:
         lines = [
             built,  # (the setup made one already: the line makes it anew)
             "def train_step():",
-            "opt.zero_grad()",
-            "loss = criterion(model(x), y)",
-            "loss.backward()",
-            "opt.step()",
-            "for _ in range(2):",
-            "train_step()",
+            "opt.zero_grad(); criterion(model(x), y).backward(); opt.step()",
+            "train_step(); train_step()",
         ]
-        levels = [0, 0, 1, 1, 1, 1, 0, 1]
-        distractors: tuple[str, ...] = (rng.choice(["loss = criterion(y, model(x))", "opt.zero_grad()"]),)
-        levels.append(rng.choice([0, 1]))
+        levels = [0, 0, 1, 0]
+        distractors: tuple[str, ...] = (rng.choice(["criterion(model(x), y).backward()", "opt.zero_grad()"]),)
     else:
         per = built.removeprefix("opt = ").replace("model.parameters()", "[p]")
         lines = [
             f"opts = {{p: {per} for p in model.parameters()}}",
             "def hook(p):",
-            "opts[p].step()",
-            "opts[p].zero_grad()",
+            "opts[p].step(); opts[p].zero_grad()",
             "for p in model.parameters():",
             "p.register_post_accumulate_grad_hook(hook)",
-            "for _ in range(2):",
-            "criterion(model(x), y).backward()",
+            "criterion(model(x), y).backward(); criterion(model(x), y).backward()",
         ]
-        levels = [0, 0, 1, 1, 0, 1, 0, 1]
-        distractors = ("p.register_hook(hook)",)
-        levels.append(1)
+        levels = [0, 0, 1, 0, 1, 0]
+        distractors = ()  # (with one, the plain search of 7 blocks at every level passes its CPU budget)
+    levels += [1] * len(distractors)
     check = "assert all(torch.allclose(a, b) for a, b in zip(model.parameters(), ref.parameters()))\n"
     return job(setup, lines, check, distractors=distractors, levels=levels)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -196,6 +197,9 @@ def _reversed_copy(src: Path, dest: Path, extra: str = "") -> Path:
         if extra and path == files[0]:
             cards.value[:0] = cards_of(yaml.compose("cards:\n" + extra)).value
         (dest / "cards" / path.name).write_text(yaml.serialize(root))
+    # the torch matrix (a card is judged on 1.13.1) and the lock, whose records stand in for it unprovisioned
+    shutil.copy(src.parent / "quizgen.toml", dest / "quizgen.toml")
+    shutil.copy(src / "quizgen.lock", dest / "cards" / "quizgen.lock")
     return dest
 
 
