@@ -17,19 +17,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import judged, matrix, pipeline, planning, torches
+from quizgen import judged, pipeline, planning, torches
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache
 
-from .conftest import write_project
-from .test_matrix import published
-
-INSTALLED = matrix.installed()
-OLD = "1.13.1"
-REAL_TORCHES = torches.root()  # where this user keeps environments (read before the tests move it)
+from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published
+from .test_matrix import make as make_project
 
 CARD = """\
 deck: Judged
@@ -65,9 +61,7 @@ def deck(answer: str = f'"{ZEROS}"', version: str = OLD, size: int = 2) -> str:
 
 
 def make(root: Path, text: str, versions: list[str] | None = None) -> Path:
-    write_project(root, {"deck.yaml": text})
-    (root / "quizgen.toml").write_text(f"torch = {json.dumps(versions or [OLD, INSTALLED])}\n")
-    return root
+    return make_project(root, text, versions or [OLD, INSTALLED])
 
 
 def tensor(values: list[float]) -> dict[str, Any]:

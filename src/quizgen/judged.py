@@ -88,10 +88,7 @@ def prepare(matrix_versions: tuple[str, ...], decks: list[Deck], run_all: bool, 
             judging.pythons[card.judged_on] = torches.python_for(card.judged_on)
     missing = [v for v, python in judging.pythons.items() if python is None]
     if run_all and missing:
-        raise matrix.NotProvisioned(
-            f"torch {missing[0]} of the project's matrix is not provisioned: "
-            f"`quizgen torch add {missing[0]}`, then run again"
-        )
+        raise matrix.not_provisioned(missing[0])
     return judging
 
 
@@ -159,11 +156,7 @@ def recall(judging: Judging, plan: Plan, cards: Iterable[Card], lock_path: Path)
                 f"`quizgen torch add {version}`, then build again"
             )
             judging.problems.append(Problem(card.at("judged_on"), message))
-    for version in used:
-        judging.notes.append(
-            f"torch {version} not provisioned: using the answers recorded in quizgen.lock; "
-            f"`quizgen torch add {version}` to verify"
-        )
+    judging.notes += [matrix.recorded_note(version) for version in used]
 
 
 def _keys(plan: Plan, card: Card) -> list[str]:

@@ -57,6 +57,22 @@ class Checked:
     ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
 
 
+def not_provisioned(version: str) -> NotProvisioned:
+    """The error of a run that must verify `version` (`--matrix`) where it has no environment."""
+    return NotProvisioned(
+        f"torch {version} of the project's matrix is not provisioned: "
+        f"`quizgen torch add {version}`, then run again"
+    )
+
+
+def recorded_note(version: str, missing: str = "") -> str:
+    """What a build tells once when the lock's answers stand in for a version not provisioned."""
+    return (
+        f"torch {version} not provisioned: using the answers recorded in quizgen.lock{missing}; "
+        f"`quizgen torch add {version}` to verify"
+    )
+
+
 def installed() -> str:
     return versions.release(torch_version())
 
@@ -134,10 +150,7 @@ def check(
         return checked
     missing = [v for v in extra if _python_for(v) is None]
     if options.matrix and missing:
-        raise NotProvisioned(
-            f"torch {missing[0]} of the project's matrix is not provisioned: "
-            f"`quizgen torch add {missing[0]}`, then run again"
-        )
+        raise not_provisioned(missing[0])
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
     about = [c for c in cards if not c.judged_on and c.id in jobs]  # (judged: run on one version alone)
     mine = {c.id: c for c in about if (o := outcome_of(c)) is not None and o.ok}
@@ -211,10 +224,8 @@ def _recalled(
             answers[card.id][version] = entry["answer"]
         else:
             unknown += 1
-    note = f"torch {version} not provisioned: using the answers recorded in quizgen.lock"
-    if unknown:
-        note += f" ({unknown} of {len(ran)} cards have none recorded for what they run now)"
-    checked.notes.append(f"{note}; `quizgen torch add {version}` to verify")
+    missing = f" ({unknown} of {len(ran)} cards have none recorded for what they run now)" if unknown else ""
+    checked.notes.append(recorded_note(version, missing))
 
 
 def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
