@@ -3,7 +3,14 @@ and rebuilding it from setup, and whether comparing states is worth it (order.tr
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+
+# The search's own work is timed in this thread's CPU time: wall-clock time counts the moments another
+# process had the core, and one such sample once made comparing look too dear for a whole search.
+clock = time.thread_time
+
+SAMPLES = 8  # fingerprints taken before comparing may be judged not worth it
 
 
 class Costs:
@@ -41,7 +48,7 @@ class Costs:
         """Whether comparing nodes with `work` steps still to run each could save more than it costs: at
         best all but the busiest one's steps are saved (near the end of a small search, running them
         costs less than comparing), as likely as merges have been so far."""
-        if not self.compare:
+        if self.compared < SAMPLES:
             return True
         likely = (self.merges + 1) / (self.compared + 2)
         return likely * (sum(work) - max(work)) * self.step > len(work) * self.compare

@@ -21,6 +21,7 @@ from quizgen.execution.order import levels as order_levels
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import split as order_split
 from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.costs import clock
 from quizgen.execution.order.names import (
     Liveness,
     graphs_comparable,
@@ -153,9 +154,9 @@ def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = Non
 def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) -> Tree:
     always = _always(runs)
     order_settings.restore_settings(start)
-    began = time.perf_counter()
+    began = clock()
     ns = fresh_namespace(runs.setups, runs.paths)
-    setup_cost = time.perf_counter() - began
+    setup_cost = clock() - began
     repeat = runs.job["repeat"]
     liveness = Liveness(runs.program, orders, repeat, runs.job["check"]["code"], always)
     job = runs.job

@@ -16,7 +16,6 @@ search split across workers explores only its share of the candidates (order.pro
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Protocol
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import state as order_state
 from quizgen.execution.order.budget import Budget
-from quizgen.execution.order.costs import Costs
+from quizgen.execution.order.costs import Costs, clock
 from quizgen.execution.order.glance import split
 from quizgen.execution.order.names import Liveness
 from quizgen.execution.order.program import CHECK, Chunk, Orders, Share
@@ -130,10 +129,10 @@ class Tree:
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
         live = self._set_aside(threads)
-        began = time.perf_counter()
+        began = clock()
         try:
             _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
-            self.costs.copied(time.perf_counter() - began)
+            self.costs.copied(clock() - began)
         except Opaque:
             if self.rebuild is None:
                 raise
@@ -215,9 +214,9 @@ class Tree:
             self._load(node, last=i == len(groups) - 1)
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
-            began = time.perf_counter()
+            began = clock()
             failure = self.run_step(step)
-            self.costs.stepped(time.perf_counter() - began)
+            self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
@@ -290,10 +289,10 @@ class Tree:
                 return
             copy = None
             if not node.opaque and not self._rebuild_is_cheaper(node):
-                began = time.perf_counter()
+                began = clock()
                 try:
                     _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
-                    self.costs.copied(time.perf_counter() - began)
+                    self.costs.copied(clock() - began)
                 except Opaque:
                     node.opaque = True
             if copy is not None:
@@ -303,9 +302,9 @@ class Tree:
         path = node.path
         if anchor.ns is None or self._rebuild_is_cheaper(node):
             assert self.rebuild is not None and self._start is not None
-            began = time.perf_counter()
+            began = clock()
             fresh = self.rebuild()
-            self.costs.rebuilt(time.perf_counter() - began)
+            self.costs.rebuilt(clock() - began)
             self.rebuilds += 1
             fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
             self._put(fresh, self._start)
@@ -366,7 +365,7 @@ class Tree:
         seen: dict[tuple[object, ...], _Node] = {}
         for child in bucket:
             assert child.objects is not None
-            began = time.perf_counter()
+            began = clock()
             try:
                 key, _ = order_state.capture(
                     child.objects[0], child.live, self.shared, False, self.graphs, self.spans
@@ -376,7 +375,7 @@ class Tree:
                 merged.append(child)
                 continue
             key = (key, child.objects[1].token())
-            self.costs.fingerprinted(time.perf_counter() - began, key in seen)
+            self.costs.fingerprinted(clock() - began, key in seen)
             if key in seen:
                 seen[key].threads += child.threads
             else:
