@@ -308,3 +308,23 @@ def test_real_torch_113_drift_leaves_out_a_card_about_one_version(
     assert result.output.splitlines()[-1].startswith(
         f"0 cards of 1 answer differently on torch {OLD} (1 executed, "
     )
+
+
+def test_a_version_is_told_once_when_both_the_matrix_and_a_judged_card_use_its_record(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    plain = """\
+  - id: ones
+    kind: value
+    ask: "What is `torch.ones(2).sum()`?"
+    code: |
+      total = torch.ones(2).sum()
+    answer_expr: total
+"""
+    root = make(tmp_path, deck() + plain)
+    record(root)
+    report = pipeline.build(options(root))
+    assert report.torch_notes == [  # the matrix's note (it counts cards without a record) alone
+        f"torch {OLD} not provisioned: using the answers recorded in quizgen.lock (1 of 1 cards have none "
+        f"recorded for what they run now); `quizgen torch add {OLD}` to verify"
+    ]

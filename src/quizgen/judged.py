@@ -39,7 +39,7 @@ class Judging:
     refused: set[str] = field(default_factory=set)  # ids of cards whose judged_on is wrong
     contents: dict[str, str] = field(default_factory=dict)  # card id -> what its jobs run
     problems: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
 
     def version(self, card: Card) -> str | None:
         """The version the card runs under, when that is not the run's own (None: the run's)."""
@@ -156,7 +156,7 @@ def recall(judging: Judging, plan: Plan, cards: Iterable[Card], lock_path: Path)
                 f"`quizgen torch add {version}`, then build again"
             )
             judging.problems.append(Problem(card.at("judged_on"), message))
-    judging.notes += [matrix.recorded_note(version) for version in used]
+    judging.notes.update((version, matrix.recorded_note(version)) for version in used)
 
 
 def _keys(plan: Plan, card: Card) -> list[str]:

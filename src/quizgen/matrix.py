@@ -53,7 +53,7 @@ class Checked:
     answers: dict[str, TorchAnswers] = field(default_factory=dict)  # card id -> its answers
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
     ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
 
 
@@ -225,7 +225,7 @@ def _recalled(
         else:
             unknown += 1
     missing = f" ({unknown} of {len(ran)} cards have none recorded for what they run now)" if unknown else ""
-    checked.notes.append(recorded_note(version, missing))
+    checked.notes[version] = recorded_note(version, missing)
 
 
 def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:

@@ -194,8 +194,9 @@ def _check(options: Options, cache: Cache) -> Report:
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.shared = loader.in_source_order(plan.shared)
     report.settings, report.torch_ran = project, torch.ran
-    said = {note.split(":")[0] for note in torch.notes}  # a version's note once, the matrix's or the cards'
-    report.torch_notes = torch.notes + [n for n in judging.notes if n.split(":")[0] not in said]
+    # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
+    judged_only = (note for version, note in judging.notes.items() if version not in torch.notes)
+    report.torch_notes = [*torch.notes.values(), *judged_only]
     return report
 
 
