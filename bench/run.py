@@ -295,6 +295,9 @@ def reruns(cards: Path, src: Path | None) -> tuple[int, int, int]:
     root = Path(tempfile.mkdtemp(prefix="quizgen-bench-reruns-"))
     try:
         shutil.copytree(cards, root / "cards")
+        settings = cards.parent / "quizgen.toml"  # the project's torch matrix (judged cards need it)
+        if settings.is_file():
+            shutil.copy(settings, root / "quizgen.toml")
         run = Runner(root, src)
         counts, named = [], 0
         for _ in range(2):
