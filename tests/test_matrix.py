@@ -186,17 +186,19 @@ def test_a_declared_card_shows_each_versions_answer_in_the_quiz_and_anki(
     record(root, {OLD: "tensor([0., 0.])"})
     pipeline.build(options(root))
     shown = published(root)
-    assert (
-        '<p class="provenance">Executed at build time with torch <span class="torch-version">1.13.1</span>, '
-        f'<span class="torch-version">{INSTALLED}</span>.</p>'
+    assert (  # 1.13.1 is not provisioned: its answer is the lock's, and nothing says it ran
+        '<p class="provenance">Executed at build time with torch <span class="torch-version">'
+        f'{INSTALLED}</span>. Not run in this build on torch <span class="torch-version">1.13.1</span>: '
+        "what is shown for it is what the repository's quizgen.lock records.</p>"
     ) in shown
     assert (
         "The answer depends on the torch version: torch 1.13.1: <code>tensor([0., 0.])</code> · torch "
         f"{INSTALLED}: <code>None</code> (answers are judged on torch {INSTALLED})."
     ) in shown
     major_minor = ".".join(INSTALLED.split(".")[:2])
-    assert (  # the Anki note's Torch field: "verified with torch 1.13, 2.13" and the answers
-        f'1.13, {major_minor}<div class="qg-by-torch">the answer depends on it: torch 1.13.1: '
+    assert (  # the Anki note's Torch field: "verified with torch 1.13 (...), 2.13" and the answers
+        f"1.13 (as quizgen.lock records: not run in this build), {major_minor}"
+        '<div class="qg-by-torch">the answer depends on it: torch 1.13.1: '
         '<code class="tex2jax_ignore">tensor(&#91;0., 0.])</code> · torch '
         f'{INSTALLED}: <code class="tex2jax_ignore">None</code> (judged on {INSTALLED})</div>'
     ) in shown

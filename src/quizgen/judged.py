@@ -195,7 +195,8 @@ def answers(
         version, outcome = judging.version(card), outcome_of(card)
         if version is not None and outcome is not None and outcome.ok and card.id in judging.contents:
             shown = kinds.get(card.kind).torch_answer(card, outcome)
-            found[card.id] = TorchAnswers({version: shown}, judging.contents[card.id], version)
+            recorded = (version,) if judging.pythons[version] is None else ()  # the lock's, not a run
+            found[card.id] = TorchAnswers({version: shown}, judging.contents[card.id], version, recorded)
     return found
 
 

@@ -176,7 +176,8 @@ def check(
             if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
                 answers[card_id][version] = shown
         oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
-        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed())
+        from_lock = tuple(v for v in oldest_first if v in missing)  # the repository's word, not a run
+        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed(), from_lock)
         _compare(card, checked.answers[card_id], checked)
     return checked
 
