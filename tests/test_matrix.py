@@ -258,6 +258,18 @@ def test_without_the_older_environment_the_lock_is_used_and_said_once(
     assert "(1 of 1 cards have none recorded for what they run now)" in result.output
 
 
+def test_a_lock_nested_past_pythons_recursion_is_a_clear_error(
+    tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])  # the matrix reads the lock
+    nested = '{"format": 1, "torch": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (root / "cards" / "quizgen.lock").write_text(nested)
+    in_dir(root)
+    result = runner.invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 1 and not isinstance(result.exception, RecursionError)
+    assert "cards/quizgen.lock: not a quizgen lock file (maximum recursion depth exceeded" in result.output
+
+
 def test_verifying_the_whole_matrix_refuses_a_version_not_provisioned(
     tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None]
 ) -> None:

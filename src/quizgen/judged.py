@@ -204,7 +204,7 @@ def read_record(lock_path: Path) -> Record:
     """The lock's record of the judged cards (empty when it has none or it is not readable)."""
     try:
         data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 

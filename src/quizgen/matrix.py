@@ -97,7 +97,7 @@ def read_recorded(lock_path: Path) -> Recorded:
     """The answers the lock recorded for the versions not installed (empty when it has none)."""
     try:
         data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     if not isinstance(data, dict):
         return {}
