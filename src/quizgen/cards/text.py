@@ -9,7 +9,7 @@ import difflib
 import re
 from pathlib import Path
 
-from quizgen.cards import schema
+from quizgen.cards import schema, svg
 from quizgen.cards.model import Deck
 from quizgen.errors import Location, Problem
 from quizgen.render import markup
@@ -34,6 +34,10 @@ def _image_problem(card_file: str, src: str, root: Path) -> str | None:
         return f"image '{path}' is outside the project folder {root}"
     if not file.is_file():
         return f"image not found: {file} (image paths are relative to the card file)"
+    if file.suffix.lower() == ".svg" and (why := svg.problem(file)) is not None:
+        return (
+            f"image '{path}' is not plain drawing: {why} (a published SVG is also a page of the quiz's site)"
+        )
     return None
 
 
