@@ -22,6 +22,7 @@ from quizgen import kinds, matrix, pipeline, settings, torches
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.cli import cli
+from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import CardErrors
 
 from .conftest import write_project
@@ -256,6 +257,12 @@ def test_without_the_older_environment_the_lock_is_used_and_said_once(
     assert result.exit_code == 0, result.output
     assert result.output.count(f"note: torch {OLD} not provisioned") == 1
     assert "(1 of 1 cards have none recorded for what they run now)" in result.output
+    # A recorded answer over the size an executed one may have is not one (a lock is the repository's).
+    record(root, {OLD: "x" * (MAX_ANSWER_TEXT + 1)})
+    result = runner.invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "(1 of 1 cards have none recorded for what they run now)" in result.output
+    assert "x" * MAX_ANSWER_TEXT not in published(root)
 
 
 def test_a_lock_nested_past_pythons_recursion_is_a_clear_error(

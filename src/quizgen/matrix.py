@@ -20,6 +20,7 @@ from typing import Protocol
 from quizgen import kinds, prose, timeouts, versions
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
+from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import InternalError, Problem, QuizgenError
 from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
 from quizgen.execution.protocol import Job, Outcome, place
@@ -105,7 +106,9 @@ def read_recorded(lock_path: Path) -> Recorded:
         version: {
             card: entry
             for card, entry in cards.items()
-            if isinstance(entry, dict) and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+            if isinstance(entry, dict)
+            and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+            and len(entry["answer"]) <= MAX_ANSWER_TEXT  # (as an executed answer is: never bigger)
         }
         for version, cards in data.items()
         if isinstance(cards, dict)
