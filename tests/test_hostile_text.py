@@ -116,6 +116,24 @@ def test_a_template_cannot_read_or_write_files_through_an_images_path(
     )
 
 
+@pytest.mark.parametrize("image", ["x.png", "x.jpg", "x.gif", "x.webp", "x.svg"])
+def test_an_image_naming_a_file_of_the_checkout_through_a_symlink_is_refused(
+    tmp_path: Path, options: Callable[..., pipeline.Options], image: str
+) -> None:
+    # A CI checkout leaves the job's token in .git/config: inside the project, so a symlink to it
+    # passed the "inside the project" rule and its bytes were published as an image.
+    text = BASIC.replace('front: "What is a leaf tensor?"', f'front: "What is a leaf tensor? ![x]({image})"')
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text(f"[http]\n\textraheader = AUTHORIZATION: basic {SECRET}\n")
+    (root / "cards" / image).symlink_to(Path("..") / ".git" / "config")
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert SECRET not in outputs(root)
+    kind = image.rpartition(".")[2].upper()
+    why = "is not plain drawing: it is not well-formed XML" if kind == "SVG" else f"is not a {kind} file"
+    assert message is not None and f"front: image '{image}' {why}" in message
+
+
 @pytest.mark.parametrize("link", ["file", "folder", "templates"])
 def test_a_template_symlinked_from_outside_the_project_is_not_read(
     tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options], link: str

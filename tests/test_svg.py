@@ -87,3 +87,8 @@ def test_a_card_cannot_publish_a_scripted_svg_it_links_to(
         "handler (onload) (a published SVG is also a page of the quiz's site)"
     ) in result.output
     assert not list((root / "build").rglob(name)) and not list((root / "build").rglob("*.apkg"))
+
+
+def test_a_file_that_is_not_an_svg_drawing_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.svg").write_text('<html xmlns="http://www.w3.org/1999/xhtml"><p>notes</p></html>')
+    assert svg.problem(tmp_path / "a.svg") == "its root element is not <svg>"

@@ -33,6 +33,8 @@ def problem(path: Path) -> str | None:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
         return f"it is not well-formed XML ({exc})"
+    if str(root.tag).rpartition("}")[2] != "svg":
+        return "its root element is not <svg>"
     for element in root.iter():
         found = _element_problem(element)
         if found:
