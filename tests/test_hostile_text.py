@@ -134,6 +134,38 @@ def test_an_image_naming_a_file_of_the_checkout_through_a_symlink_is_refused(
     assert message is not None and f"front: image '{image}' {why}" in message
 
 
+INDEX = "quiz/index.html (or a template it extends or includes)"
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (
+            "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}",
+            "quiz/index.html (or a template it extends or includes)",
+        ),
+        (
+            "{% if 1 %}" * 3000 + "x" + "{% endif %}" * 3000,
+            "quiz/index.html (or a template it extends or includes)",
+        ),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "TEMPLATE:1"),
+    ],
+    ids=["nested-expression", "nested-blocks", "recursive-macro"],
+)
+def test_a_template_nested_past_pythons_recursion_is_a_located_error(
+    tmp_path: Path, options: Callable[..., pipeline.Options], body: str, where: str
+) -> None:
+    root = write_project(tmp_path / "project", {"deck.yaml": BASIC})
+    quiz = root / "templates" / "quiz"
+    quiz.mkdir(parents=True)
+    (quiz / "index.html").write_text(
+        f'{{% extends "default:quiz/index.html" %}}{{% block main %}}{body}{{% endblock %}}'
+    )
+    message = attempt(lambda: pipeline.build(options(root)))  # (a RecursionError is not caught here)
+    where = where.replace("TEMPLATE", str(quiz / "index.html"))
+    assert message == f"{where}: nested or recursing deeper than templates can go"
+
+
 @pytest.mark.parametrize("link", ["file", "folder", "templates"])
 def test_a_template_symlinked_from_outside_the_project_is_not_read(
     tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options], link: str

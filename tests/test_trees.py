@@ -4,14 +4,24 @@ job folder are listed and deleted, never a RecursionError."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from quizgen import pipeline, trees
 
 from .conftest import write_project
 
 DEPTH = 1_500  # past Python's recursion limit (1,000): rglob and rmtree raised RecursionError
+
+
+@pytest.fixture(autouse=True)
+def _no_deep_tree_left(tmp_path: Path) -> Iterator[None]:
+    """pytest deletes old temporary folders with rmtree, which a deep tree left behind would crash."""
+    yield
+    for child in list(tmp_path.iterdir()):
+        trees.remove(child)
 
 
 def nest(folder: Path, depth: int = DEPTH) -> Path:

@@ -244,6 +244,9 @@ def _render(
         raise TemplateProblem(f"{_template_line(exc)}{exc.message or exc} ({refused})") from None
     except jinja2.TemplateError as exc:
         raise TemplateProblem(f"{_template_line(exc)}{exc.message or exc}") from None
+    except RecursionError as exc:  # a project's template nested (or calling itself) past Python's limit
+        where = _template_line(exc) or f"{name} (or a template it extends or includes): "
+        raise TemplateProblem(f"{where}nested or recursing deeper than templates can go") from None
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
 
