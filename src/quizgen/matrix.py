@@ -20,6 +20,7 @@ from typing import Protocol
 from quizgen import kinds, prose, timeouts, versions
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
+from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import InternalError, Problem, QuizgenError
 from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
 from quizgen.execution.protocol import Job, Outcome, place
@@ -97,7 +98,7 @@ def read_recorded(lock_path: Path) -> Recorded:
     """The answers the lock recorded for the versions not installed (empty when it has none)."""
     try:
         data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     if not isinstance(data, dict):
         return {}
@@ -105,7 +106,9 @@ def read_recorded(lock_path: Path) -> Recorded:
         version: {
             card: entry
             for card, entry in cards.items()
-            if isinstance(entry, dict) and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+            if isinstance(entry, dict)
+            and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+            and len(entry["answer"]) <= MAX_ANSWER_TEXT  # (as an executed answer is: never bigger)
         }
         for version, cards in data.items()
         if isinstance(cards, dict)
@@ -176,7 +179,8 @@ def check(
             if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
                 answers[card_id][version] = shown
         oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
-        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed())
+        from_lock = tuple(v for v in oldest_first if v in missing)  # the repository's word, not a run
+        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed(), from_lock)
         _compare(card, checked.answers[card_id], checked)
     return checked
 

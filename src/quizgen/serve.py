@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from quizgen import confine, pipeline, terminal
+from quizgen import confine, pipeline, terminal, trees
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count, note_lines, warning_lines
 from quizgen.execution.pool import Pool
@@ -40,7 +40,7 @@ def snapshot(options: pipeline.Options) -> dict[Path, tuple[int, int]]:
         files = []  # the folder is gone for now; the rebuild will say so
     templates = templates_dir(options)
     if templates.is_dir():
-        files += [p for p in templates.rglob("*") if p.is_file()]
+        files += [p for p in trees.walk(templates) if p.is_file()]
     seen = {}
     for path in files:
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
@@ -24,6 +25,7 @@ from quizgen.errors import CardErrors, Location, Problem
 FILE = "quizgen.toml"
 PYPROJECT = "pyproject.toml"
 PYPROJECT_TABLE = "tool.quizgen."  # the prefix of the settings' sections in pyproject.toml
+MAX_BYTES = 1 << 20  # a settings file comes with the cards: as big as a card file at most
 
 TEMPLATE = """\
 # quizgen project settings; every line is optional.
@@ -74,10 +76,14 @@ def source(cards_dir: Path) -> tuple[Path, str] | None:
         return path_for(cards_dir), ""
     pyproject = cards_dir.parent / PYPROJECT
     try:
+        if pyproject.is_file() and pyproject.stat().st_size > MAX_BYTES:
+            return pyproject, PYPROJECT_TABLE  # (refused by load, unread)
         text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
     except (OSError, UnicodeDecodeError):
         return None
-    return (pyproject, PYPROJECT_TABLE) if re.search(r"^\s*\[+\s*tool\.quizgen\b", text, re.M) else None
+    # `[ \t]`, not `\s`: `^\s*` would span lines, quadratic in a file of blank lines (hours for 1 MiB).
+    found = re.search(r"^[ \t]*\[+[ \t]*tool\.quizgen\b", text, re.M)
+    return (pyproject, PYPROJECT_TABLE) if found else None
 
 
 def _table(data: dict[str, object], prefix: str) -> dict[str, object]:
@@ -90,16 +96,26 @@ def _table(data: dict[str, object], prefix: str) -> dict[str, object]:
 
 def _line_of(text: str, section: str, key: str | None) -> int:
     """The line a section (or a key in it) is written on, for messages (1 when it cannot be found)."""
-    lines = text.splitlines()
-    start = next((n for n, ln in enumerate(lines) if re.match(rf"\s*\[{re.escape(section)}\]", ln)), None)
+    where = _lines(text)
+    start = where.get((section, None))
     if start is None or key is None:
-        return (start or 0) + 1
-    for n in range(start + 1, len(lines)):
-        if re.match(r"\s*\[", lines[n]):
-            break
-        if re.match(rf"\s*{re.escape(key)}\s*=", lines[n]):
-            return n + 1
-    return start + 1
+        return start or 1
+    return where.get((section, key), start)
+
+
+@lru_cache(maxsize=2)
+def _lines(text: str) -> dict[tuple[str, str | None], int]:
+    """The line of each section header and of each key under it, read once per text: a file with many
+    wrong keys asks for each one's line."""
+    found: dict[tuple[str, str | None], int] = {}
+    section = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if header := re.match(r"\s*\[([^\[\]]*)\]", line):
+            section = header.group(1)
+            found.setdefault((section, None), n)
+        elif section is not None and (key := re.match(r"\s*([^\s=]+)\s*=", line)):
+            found.setdefault((section, key.group(1)), n)
+    return found
 
 
 def _setting_problem(prefix: str, section: str, key: str, value: object, max_timeout: float) -> str:
@@ -125,7 +141,7 @@ def _top_line(text: str, prefix: str, key: str) -> int:
     """The line of a key outside the sections (under [tool.quizgen] in a pyproject.toml)."""
     if prefix:
         return _line_of(text, prefix.rstrip("."), key)
-    found = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    found = re.search(rf"^[ \t]*{re.escape(key)}[ \t]*=", text, re.M)
     return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
@@ -159,10 +175,14 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
     path, prefix = chosen
     name = str(path)
     try:
+        if path.stat().st_size > MAX_BYTES:
+            raise CardErrors([Problem(Location(name), f"over {MAX_BYTES >> 20} MiB: not a settings file")])
         text = path.read_text(encoding="utf-8")
         data = _table(tomllib.loads(text), prefix)
     except (OSError, UnicodeDecodeError) as exc:
         raise CardErrors([Problem(Location(name), f"cannot read: {exc}")]) from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise CardErrors([Problem(Location(name), "invalid TOML: nested too deeply")]) from None
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)

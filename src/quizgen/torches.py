@@ -30,8 +30,10 @@ from quizgen.errors import QuizgenError
 FOLDER = "torch"
 _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
 _IMPORTS = ".quizgen"  # import paths holding quizgen alone, one per quizgen location
-_VERSION = re.compile(r"\d+\.\d+\.\d+")
-PIP = ["{python}", "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
+_VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # not `\d`: it takes any script's digits
+# `-I`: the working folder (often a downloaded card repository) is not on the import path, so a `pip/` or
+# `venv/` package in it is never run with the user's rights (nor are user site-packages or PYTHON* vars).
+PIP = ["{python}", "-I", "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "on"]
 # The first torch whose wheels were all built against numpy 2's C API (pytorch/pytorch#107302: 2.3, but
 # some 2.3.0 wheels were not); an older one fails to convert to and from numpy 2 arrays.
 NUMPY_2_SINCE = (2, 3, 1)
@@ -221,7 +223,7 @@ def _alive(pid: int) -> bool:
 
 def _venv(path: Path, pip: bool) -> None:
     """A virtual environment of quizgen's Python (the worker runs quizgen's code), without site-packages."""
-    command = [sys.executable, "-m", "venv", *([] if pip else ["--without-pip"]), str(path)]
+    command = [sys.executable, "-I", "-m", "venv", *([] if pip else ["--without-pip"]), str(path)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise TorchError(

@@ -10,8 +10,8 @@ import operator
 import re
 from collections.abc import Callable, Iterable
 
-VERSION = re.compile(r"^\d+\.\d+\.\d+$")  # a release, as torch names them (a matrix lists releases)
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+){0,2})\s*$")
+VERSION = re.compile(r"^\d+\.\d+\.\d+$", re.ASCII)  # a release, as torch names them (a matrix lists releases)
+_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+){0,2})\s*$", re.ASCII)
 _OPERATORS: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
     ">=": operator.ge,
     "<=": operator.le,

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from quizgen import confine, kinds, prose, versions
+from quizgen import confine, kinds, prose, trees, versions
 from quizgen.cards import continued, hints, schema, stored
 from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
@@ -84,7 +84,7 @@ def card_files(cards_dir: Path) -> list[Path]:
     """The card files under `cards_dir`, in a stable order."""
     if not cards_dir.is_dir():
         raise UsageError(f"cards folder not found: {cards_dir}")
-    files = [p for p in cards_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()]
+    files = [p for p in trees.walk(cards_dir) if p.suffix in (".yaml", ".yml") and p.is_file()]
     return sorted(files)
 
 

@@ -9,13 +9,17 @@ import difflib
 import re
 from pathlib import Path
 
-from quizgen.cards import schema
+from quizgen.cards import schema, svg
 from quizgen.cards.model import Deck
 from quizgen.errors import Location, Problem
 from quizgen.render import markup
 from quizgen.render.mathml import problem as tex_problem
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")
+# How each raster format's file starts (WebP: "RIFF", a size, "WEBP"): an image is published as it is, so
+# its bytes must be an image's, not a file of the project it names through a symlink (.git/config, which
+# CI checkouts leave holding the job's token).
+_STARTS = {".png": b"\x89PNG\r\n\x1a\n", ".jpg": b"\xff\xd8\xff", ".jpeg": b"\xff\xd8\xff", ".gif": b"GIF8"}
 
 
 def image_file(card_file: str, src: str) -> Path:
@@ -34,7 +38,29 @@ def _image_problem(card_file: str, src: str, root: Path) -> str | None:
         return f"image '{path}' is outside the project folder {root}"
     if not file.is_file():
         return f"image not found: {file} (image paths are relative to the card file)"
+    if (why := _content_problem(file, Path(path).suffix.lower())) is not None:
+        return f"image '{path}' is not {why}"
+    if file.suffix.lower() == ".svg" and (why := svg.problem(file)) is not None:
+        return (
+            f"image '{path}' is not plain drawing: {why} (a published SVG is also a page of the quiz's site)"
+        )
     return None
+
+
+def _content_problem(file: Path, suffix: str) -> str | None:
+    """What the file is not, when its bytes are not those of an image of its suffix (None when they are)."""
+    if suffix == ".svg":
+        return None  # (svg.problem reads it whole)
+    try:
+        with open(file, "rb") as f:
+            start = f.read(12)
+    except OSError as exc:
+        return f"readable ({exc.strerror or exc})"
+    if suffix == ".webp":
+        fits = start[:4] == b"RIFF" and start[8:12] == b"WEBP"
+    else:
+        fits = start.startswith(_STARTS[suffix])
+    return None if fits else f"a {suffix[1:].upper()} file (its bytes are not an image's)"
 
 
 def text_problems(

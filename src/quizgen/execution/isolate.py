@@ -19,12 +19,12 @@ import ctypes
 import json
 import os
 import select
-import shutil
 import signal
 import tempfile
 import time
 import traceback
 
+from quizgen import trees
 from quizgen.execution import stuck
 from quizgen.execution.owner import claim_jobs
 from quizgen.execution.protocol import Job, Result
@@ -160,7 +160,7 @@ def run_isolated(job: Job, workdir: str, timeout: float) -> Result:
         _, status = os.waitpid(pid, 0)
     reached = stuck.ask(pid, workdir) if timed_out and not data.endswith(b"\n") else ""
     reap_all(pid)
-    shutil.rmtree(jobdir, ignore_errors=True)
+    trees.remove(jobdir)
     if data.endswith(b"\n"):
         result: Result = json.loads(data)
         return result

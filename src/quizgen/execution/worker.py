@@ -20,13 +20,13 @@ import contextlib
 import json
 import os
 import selectors
-import shutil
 import signal
 import sys
 import tempfile
 import time
 import warnings
 
+from quizgen import trees
 from quizgen.constants import (
     DEFAULT_MEMORY,
     DEFAULT_TIMEOUT,
@@ -223,7 +223,7 @@ class _Zygote:
         del self.workers[worker.from_fd]
         _, status = os.waitpid(worker.pid, 0)
         isolate.reap_orphans(keep={w.pid for w in self.workers.values()})
-        shutil.rmtree(worker.workdir, ignore_errors=True)
+        trees.remove(worker.workdir)  # (a snippet may nest folders deeper than rmtree recurses)
         if worker.job_id is not None:
             self.reply(worker, _worker_death(status, worker))
 
@@ -287,7 +287,7 @@ class _Zygote:
         for w in list(self.workers.values()):
             os.kill(w.pid, signal.SIGKILL)
             os.waitpid(w.pid, 0)
-            shutil.rmtree(w.workdir, ignore_errors=True)
+            trees.remove(w.workdir)
         isolate.reap_all(None)  # what a killed worker's jobs left came to this subreaper: end it
 
 

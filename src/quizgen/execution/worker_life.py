@@ -18,6 +18,7 @@ import stat
 import tempfile
 import traceback
 
+from quizgen import trees
 from quizgen.constants import FILE_LIMIT, INTERNAL_ERROR_EXIT, RETIRE_AFTER_JOBS
 from quizgen.execution import process_groups, stuck
 from quizgen.execution.contamination import Watch
@@ -78,7 +79,7 @@ def _leave(jobdir: str) -> None:
             return
     except OSError:
         pass
-    shutil.rmtree(jobdir, ignore_errors=True)
+    trees.remove(jobdir)  # (a snippet may nest folders deeper than rmtree recurses)
 
 
 def live(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | None) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
+from quizgen import trees
 from quizgen.cards.model import VerifiedDeck
 
 NAME = "outputs.json"
@@ -37,7 +38,7 @@ class Kept:
 def _files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(p for p in trees.walk(folder) if p.is_file() and "__pycache__" not in p.parts)
 
 
 def _code() -> list[tuple[str, int, int]]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from quizgen import confine
+from quizgen import confine, trees
 from quizgen.errors import OutputError
 from quizgen.render.manifest import LOCK_NAME
 
@@ -150,8 +150,8 @@ def _same(a: Path, b: Path) -> bool:
 def _adopt(staged: Path, target: Path) -> bool:
     """Link each file of `staged` that is the same as in `target` to the target's; True when every file
     and folder of both is the same, so the whole target can stay."""
-    names = {p.relative_to(staged) for p in staged.rglob("*")}
-    whole = names == {p.relative_to(target) for p in target.rglob("*")}
+    names = {p.relative_to(staged) for p in trees.walk(staged)}
+    whole = names == {p.relative_to(target) for p in trees.walk(target)}
     real = target.resolve()
     for name in names:
         new, old = staged / name, target / name
@@ -176,7 +176,7 @@ def _entry(tmp: Path, target: Path, folder: bool) -> dict[str, object]:
 def _remove(path: Path) -> None:
     """Remove a staged file or folder; a symlink goes itself, never what it points to."""
     if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+        trees.remove(path)  # (a committed output folder may nest deeper than rmtree recurses)
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

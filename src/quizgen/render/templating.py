@@ -12,6 +12,7 @@ import os
 import posixpath
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
 from jinja2.loaders import split_template_path
@@ -26,6 +27,20 @@ PACKAGED = Path(__file__).parent.parent / "templates"
 
 class TemplateProblem(QuizgenError):
     """A quiz template (usually a project's override) could not be read or rendered."""
+
+
+# Whose objects a project's template may read attributes of (and so call methods of): data, Jinja's own
+# helpers and quizgen's views. Not a Path a view holds (an image's source): its public methods read and
+# write any file (`p.joinpath("/home/u/.ssh/id_rsa").read_text()`), which Jinja's sandbox allows.
+_DATA_MODULES = frozenset({"builtins", "jinja2", "markupsafe", "quizgen"})
+
+
+class ProjectSandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, reading attributes of data, Jinja's and quizgen's objects only."""
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        module = type(obj).__module__.partition(".")[0]
+        return module in _DATA_MODULES and super().is_safe_attribute(obj, attr, value)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -86,7 +101,7 @@ def environment(overrides: Path | None = None) -> Environment:
     project = _overrides(overrides) if overrides is not None else None
     if project is not None:
         loaders.insert(0, project)
-    kind = Environment if project is None else ImmutableSandboxedEnvironment
+    kind = Environment if project is None else ProjectSandbox
     env = kind(
         loader=ChoiceLoader(loaders),
         autoescape=True,  # every template renders HTML; card text is escaped unless marked safe

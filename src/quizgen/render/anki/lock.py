@@ -105,7 +105,7 @@ def read(path: Path) -> Lock:
             torch=_recorded(data.get("torch", {})),
             judged=_judged(data.get("judged", {})),
         )
-    except (ValueError, TypeError, AttributeError) as exc:
+    except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # (RecursionError: nested JSON)
         raise QuizgenError(
             f"{path}: not a quizgen lock file ({exc}). Restore it from version control, or delete it: "
             "Anki then sees every note as changed once."

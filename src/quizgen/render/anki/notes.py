@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from quizgen import kinds
+from quizgen import kinds, versions
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
 from quizgen.render.markup import rewrite_card_links
@@ -51,7 +51,9 @@ def _torch(version: str) -> str:
 def _torch_field(view: CardView) -> str:
     """The versions that verified the card ("verified with torch 1.13, 2.13"), and each one's answer
     where they differ."""
-    shown = ", ".join(_torch(v) for v in view.torch_versions)
+    recorded = " (as quizgen.lock records: not run in this build)"  # the repository's word, not a run
+    every = versions.ordered([*view.torch_versions, *view.torch_recorded])
+    shown = ", ".join(_torch(v) + (recorded if v in view.torch_recorded else "") for v in every)
     if view.torch_answers:
         each = (f"torch {html.escape(v)}: <code>{html.escape(a)}</code>" for v, a in view.torch_answers)
         judged = f"(judged on {html.escape(view.torch_judged)})"
