@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache
 
-from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published
+from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published, without_provenance
 from .test_matrix import make as make_project
 
 CARD = """\
@@ -87,13 +86,6 @@ def record(root: Path, main: dict[str, Any] | None = None) -> None:
     entry = {"torch": OLD, "job": judged.content(plan, card), "outcome": outcome}
     lock = {"format": 1, "cards": {}, "notetypes": {}, "removed": {}, "judged": {card.id: entry}}
     (root / "cards" / "quizgen.lock").write_text(json.dumps(lock), encoding="utf-8")
-
-
-def without_provenance(published: str) -> str:
-    """The published text without what says where 1.13.1's answers came from (a run or the lock)."""
-    for said in (r'<p class="(provenance|judged-on)">.*?</p>', r"<footer.*?</footer>", r"1\.13[^<]*(?=<div)"):
-        published = re.sub(said, "", published, flags=re.S)
-    return published
 
 
 def errors_of(options: pipeline.Options) -> list[str]:
