@@ -181,6 +181,7 @@ def test_a_forged_record_is_the_repositorys_word_never_shown_as_a_run(
     result = runner.invoke(cli, ["build", "-j", "1"])
     assert result.exit_code == 0, result.output
     assert f"note: torch {OLD} not provisioned: using the answers recorded in quizgen.lock" in result.output
+    assert "1 card in 1 deck verified (0 executed, 0 from cache, 3 from quizgen.lock)" in result.output
     page = published(root)
     assert "tensor([7., 7.])" in page
     assert "Executed at build time" not in page and "which computed them" not in page

@@ -40,6 +40,7 @@ class Judging:
     contents: dict[str, str] = field(default_factory=dict)  # card id -> what its jobs run
     problems: list[Problem] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
+    recalled: int = 0  # outcomes taken from the lock's records (not run in this build)
 
     def version(self, card: Card) -> str | None:
         """The version the card runs under, when that is not the run's own (None: the run's)."""
@@ -145,6 +146,7 @@ def recall(judging: Judging, plan: Plan, cards: Iterable[Card], lock_path: Path)
         )
         if outcomes is not None and entry.get("job") == judging.contents[card.id]:
             used[version] = used.get(version, 0) + 1
+            judging.recalled += len(outcomes)
             for key, outcome in outcomes.items():
                 plan.outcomes[key] = outcome
                 plan.work.pop(key, None)

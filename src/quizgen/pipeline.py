@@ -67,6 +67,7 @@ class Report:
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
     torch_notes: list[str] = field(default_factory=list)  # told once: a version's recorded answers used
     torch_ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # other torch -> executed, cached
+    recorded: int = 0  # outcomes the lock recorded for a version not provisioned (judged_on cards)
 
     @property
     def cards(self) -> int:
@@ -188,10 +189,11 @@ def _check(options: Options, cache: Cache) -> Report:
         errors = loader.in_source_order(plan.problems + filling.errors)
         shared = loader.in_source_order(plan.shared)  # they ran and are cached: now or never told
         raise CardErrors(errors, warnings=warnings, repeated=repeated, shared=shared)
-    cached = len(plan.outcomes) - len(plan.work)
+    cached = len(plan.outcomes) - len(plan.work) - judging.recalled
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
+    report.recorded = judging.recalled
     report.shared = loader.in_source_order(plan.shared)
     report.settings, report.torch_ran = project, torch.ran
     # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
