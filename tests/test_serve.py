@@ -271,6 +271,7 @@ def test_serve_answers_only_on_localhost_and_sends_status(tmp_path: Path) -> Non
     try:
         assert server.server_address[0] == "127.0.0.1"
         port = server.server_port
+        import urllib.error
         import urllib.request
 
         def get(path: str) -> str:
@@ -285,6 +286,16 @@ def test_serve_answers_only_on_localhost_and_sends_status(tmp_path: Path) -> Non
         assert '"ok": false' in status and '"good": 0' in status
         live.built()
         assert '"ok": true, "error": "", "good": 2' in get("/__quizgen/status.js")
+        # A page of another site whose name now points at 127.0.0.1 (DNS rebinding) is refused.
+        hosts = (("evil.example", 403), (f"evil.example:{port}", 403), (f"localhost:{port}", 200))
+        for host, status in hosts:
+            for path in ("/", "/__quizgen/status.js", "/index.html"):
+                request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Host": host})
+                try:
+                    with urllib.request.urlopen(request) as response:
+                        assert (host, response.status) == (host, status)
+                except urllib.error.HTTPError as refused:
+                    assert (host, refused.code) == (host, status)
     finally:
         server.shutdown()
         server.server_close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 import json
 import threading
 import time
@@ -23,6 +24,7 @@ from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 0.5
+_LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})  # what a browser on this machine sends as Host
 
 
 def templates_dir(options: pipeline.Options) -> Path:
@@ -161,6 +163,8 @@ class _Handler(SimpleHTTPRequestHandler):
         super().__init__(*args, **kw)
 
     def do_GET(self) -> None:
+        if not self._for_this_machine():
+            return self.send_error(403, "this preview answers to localhost only")
         path = urlsplit(self.path).path
         if path == STATUS_PATH:
             return self._send(self.live.script(), "text/javascript; charset=utf-8")
@@ -175,6 +179,20 @@ class _Handler(SimpleHTTPRequestHandler):
             page = page[:at] + _LIVE_TAG + page[at:] if at >= 0 else page + _LIVE_TAG
             return self._send(page, "text/html; charset=utf-8")
         super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._for_this_machine():
+            return self.send_error(403, "this preview answers to localhost only")
+        super().do_HEAD()
+
+    def _for_this_machine(self) -> bool:
+        """Whether the request names this machine: a page elsewhere whose domain was re-pointed at
+        127.0.0.1 (DNS rebinding) would name its own, and read the previews and a failed build's paths."""
+        bound = self.server.server_address
+        if isinstance(bound, tuple) and not ipaddress.ip_address(bound[0]).is_loopback:
+            return True  # served on the network by choice (--host): reached by whatever name it has there
+        host = urlsplit("//" + self.headers.get("Host", "")).hostname or ""
+        return host in _LOCAL_NAMES
 
     def _send(self, body: bytes, content_type: str) -> None:
         self.send_response(200)
