@@ -88,6 +88,19 @@ def test_modules_in_the_project_are_never_imported(
     assert result.exit_code == 0, result.output
 
 
+def test_python_dash_m_quizgen_in_the_project_imports_none_of_its_modules(tmp_path: Path, home: Path) -> None:
+    # `python -m quizgen` puts the working folder first on the import path; the README's `quizgen` script
+    # does not. Either way a `yaml.py` or `click.py` of the repository is never imported.
+    root = write_project(tmp_path / "project", deck(basic("one", "print(1)")))
+    for name in ("yaml", "click", "json", "jinja2", "genanki", "markdown_it", "tomllib"):
+        (root / f"{name}.py").write_text(f"open({str(home / ('imported-' + name))!r}, 'w').close()\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(quizgen.__file__).parent.parent)}
+    command = [sys.executable, "-m", "quizgen", "check", "-j", "1", "--no-cache"]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith("imported-")) == []
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 # -- finding 5: the user's environment does not reach snippets -----------------------------------
 
 
