@@ -61,6 +61,9 @@ def _run_in_place(task: WorkerTask, workdir: str) -> Result:
     try:
         return runner.execute_job(task["job"])
     finally:
+        # What the next job starts by putting back anyway (default dtype, grad mode, ...): put back now,
+        # so the watch does not take a card that leaves a setting changed for one a later card sees.
+        runner.reset_state()
         os.chdir(workdir)
         isolate.reap_all(None)
         _leave(jobdir)
