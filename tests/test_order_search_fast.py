@@ -410,3 +410,20 @@ def test_tensors_are_compared_by_the_bytes_they_span() -> None:
     assert fingerprint(zeros, spans=True) != fingerprint("a = torch.ones(4); a.resize_(2)", spans=True)
     assert views_only(["loss = criterion(out, y)", "loss.backward()"])
     assert not views_only(["a.resize_(4)"]) and not views_only(["b = a.as_strided((4,), (1,))"])
+
+
+def test_a_start_rebuilt_from_setup_runs_in_the_searchs_own_namespace() -> None:
+    """The start holds a graph (`out`), so each branch is rebuilt by running setup again; `note`, made by
+    setup, must read the branch's `log`. Before, setup ran in a new dict whose variables were copied
+    over: `note` kept appending to that dict's `log`, and the fast search rejected every order the
+    plain one accepts (a forward hook made in setup was found so: tests/order_unseen.py)."""
+    setup = (
+        "w = torch.ones(2, requires_grad=True)\nout = (w * 2).sum()\nlog = []\n"
+        "def note(v):\n    log.append(v)\n"
+    )
+    lines = ["log = []", "note(1)", "out = (w * 3).sum()", "n = len(log) + out.item()"]
+    puzzle = job(setup, lines, "assert n == 7\n")
+    fast, _ = search(puzzle, fast=True)
+    plain, _ = search(puzzle, fast=False)
+    assert fast == plain
+    assert fast["orders"] == [[0, 1, 2, 3], [0, 2, 1, 3], [1, 2, 3, 0], [2, 0, 1, 3], [2, 1, 3, 0]]

@@ -122,10 +122,15 @@ def seed_devices() -> None:
     torch.manual_seed(0)
 
 
-def fresh_namespace(setups: list[CodeType], paths: set[str]) -> dict[str, object]:
-    """A new module namespace with seeds reset and every setup snippet run in it."""
+def fresh_namespace(
+    setups: list[CodeType], paths: set[str], into: dict[str, object] | None = None
+) -> dict[str, object]:
+    """A new module namespace with seeds reset and every setup snippet run in it (in `into`, emptied
+    first, when given: what setup defines then reads that very dict as its globals)."""
     seed()
-    ns: dict[str, object] = {"__name__": "__quizgen__"}
+    ns: dict[str, object] = {} if into is None else into
+    ns.clear()
+    ns["__name__"] = "__quizgen__"
     for code in setups:
         try:
             run(code, ns, "setup")

@@ -167,9 +167,11 @@ def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) 
     tree.spans = views_only(sources)
     tree.aside = _aside(runs, always)
 
-    def rebuild() -> dict[str, object]:
+    def rebuild() -> None:
+        # In the search's own namespace: a function setup defines (a hook, a loss) reads its globals
+        # there, as in every other branch (made in another dict, it read that dict's stale variables).
         order_settings.restore_settings(start)
-        return fresh_namespace(runs.setups, runs.paths)
+        fresh_namespace(runs.setups, runs.paths, into=ns)
 
     tree.rebuild = rebuild
     tree.costs.rebuilt(setup_cost)

@@ -110,7 +110,7 @@ class Tree:
         self.graphs = False  # states holding autograd graphs are compared too (order.tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
-        self.rebuild: Callable[[], dict[str, object]] | None = None  # setup run again: the start anew
+        self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
         self.rebuilds = 0  # times the starting state was rebuilt so
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
@@ -303,11 +303,11 @@ class Tree:
         if anchor.ns is None or self._rebuild_is_cheaper(node):
             assert self.rebuild is not None and self._start is not None
             began = clock()
-            fresh = self.rebuild()
+            self.rebuild()  # (setup run again in self.ns itself)
             self.costs.rebuilt(clock() - began)
             self.rebuilds += 1
-            fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
-            self._put(fresh, self._start)
+            self.ns.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
+            order_settings.restore_settings(self._start)
             path = node.trail
         else:
             _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
