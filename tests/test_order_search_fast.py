@@ -447,3 +447,31 @@ def test_one_slow_sample_does_not_make_copies_look_dear_for_good() -> None:
     for _ in range(60):
         costs.copied(1e-3)  # a state that became dear to copy
     assert costs.copy > 0.9e-3
+
+
+def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An LBFGS closure in blocks: with `return loss` at level 0 no candidate compiles, and the plain
+    search runs none of them. The fast search ran their other steps first (3,920 statements compiled to
+    run against the plain search's 3,271; 1.6 times its CPU time); now it takes only steps that lead on
+    to a candidate that compiles throughout (order.program.Onward), and runs no statement plain does not."""
+    from quizgen.execution.order.steps import Runs
+
+    from .order_unseen import closure_lbfgs
+
+    assembled: list[set[tuple[object, ...]]] = []
+    assemble = Runs._assemble
+
+    def recorded(self: Runs, step: tuple[int, ...]) -> object:
+        assembled[-1].add(step)
+        return assemble(self, step)
+
+    monkeypatch.setattr(Runs, "_assemble", recorded)
+    puzzle = closure_lbfgs(random.Random(4221))
+    answers = []
+    for fast in (True, False):
+        assembled.append(set())
+        answers.append(search(puzzle, fast=fast)[0])
+    assert answers[0] == answers[1] and answers[0]["orders"]
+    assert assembled[0] <= assembled[1]

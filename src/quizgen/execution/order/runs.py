@@ -31,7 +31,7 @@ from quizgen.execution.order.names import (
     reaches_out,
     views_only,
 )
-from quizgen.execution.order.program import Chunk, Orders, Program, Share, flatten
+from quizgen.execution.order.program import Chunk, Onward, Orders, Program, Share, flatten
 from quizgen.execution.order.search import dependencies, distractor_variants, readable, relax
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque
@@ -176,6 +176,8 @@ def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) 
     tree.rebuild = rebuild
     tree.costs.rebuilt(setup_cost)
     tree.budget = runs.budget
+    if runs.program.indented:
+        tree.onward = Onward(orders, runs.broken)
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree

@@ -27,7 +27,7 @@ from quizgen.execution.order.budget import Budget
 from quizgen.execution.order.costs import Costs, clock
 from quizgen.execution.order.glance import split
 from quizgen.execution.order.names import Liveness
-from quizgen.execution.order.program import CHECK, Chunk, Orders, Share
+from quizgen.execution.order.program import CHECK, Chunk, Onward, Orders, Share
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque, Shared
 from quizgen.execution.snippets import SnippetFailed
@@ -104,6 +104,7 @@ class Tree:
     ) -> None:
         self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
         self.share = share  # the part of the candidates to search (None: all of them)
+        self.onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
         self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
         self._aside_key: tuple[object, ...] = ()
         self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
@@ -189,6 +190,8 @@ class Tree:
         if not thread.complete:
             for chunk, placed in self.orders.next_chunks(thread.placed):
                 chunks = (*thread.chunks, chunk)
+                if self.onward is not None and not self.onward.leads_on(chunk, placed):
+                    continue
                 if self.share is None or self.share.allows(chunks):
                     yield chunk, Thread(chunks, placed, placed == self.full, thread.ran + 1, thread.tag)
             return
