@@ -244,3 +244,13 @@ def test_answers_do_not_depend_on_order_or_parallelism(tmp_path: Path) -> None:
             results.append(_executed(pipeline.check(options)))
     assert results[0] == results[1] == results[2]
     assert len(results[0]) > 50
+
+
+def test_a_card_that_breaks_torchs_setters_is_named_not_a_quizgen_bug(tmp_path: Path) -> None:
+    """Settings are put back after each job; a card that replaced the setter must still be the one
+    named, and the next card run in a fresh worker."""
+    report = _patched_then_probed(tmp_path, "torch.set_default_dtype = None")
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
