@@ -254,3 +254,13 @@ def test_a_card_that_breaks_torchs_setters_is_named_not_a_quizgen_bug(tmp_path: 
     assert by_id["b-probe"].answer is not None
     assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
     assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
+
+
+def test_a_card_that_sets_a_variable_and_breaks_unsetenv_leaves_the_environment_clean(tmp_path: Path) -> None:
+    report = _patched_then_probed(
+        tmp_path, "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'\nos.unsetenv = None"
+    )
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated  # (os patched)

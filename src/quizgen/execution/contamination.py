@@ -36,6 +36,7 @@ from typing import Any
 
 from quizgen.execution import compat
 
+_PUTENV, _UNSETENV = os.putenv, os.unsetenv  # (taken before any card could replace them)
 _VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # PyDictObject: refcnt, type, ma_used, ma_version_tag
 
 
@@ -112,11 +113,11 @@ class Watch:
         data: dict[bytes, bytes] = os.environ._data  # type: ignore[attr-defined]
         if data != self.environ:
             for key in [key for key in data if key not in self.environ]:
-                os.unsetenv(key)
+                _UNSETENV(key)
                 del data[key]
             for key, value in self.environ.items():
                 if data.get(key) is not value:
-                    os.putenv(key, value)
+                    _PUTENV(key, value)
                     data[key] = value  # the same object: the watch compares identities
 
     def accept(self) -> None:
