@@ -84,6 +84,7 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
         "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
         "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
         "torch.set_default_dtype(torch.float64)\ntorch.backends.mkldnn.enabled = False",
+        "torch.backends.opt_einsum.enabled = torch.backends.opt_einsum.enabled",  # (2.13: no property)
     ],
 )
 def test_settings_and_the_environment_are_put_back_and_the_worker_kept(tmp_path: Path, patch: str) -> None:

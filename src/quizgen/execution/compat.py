@@ -7,6 +7,7 @@ worker reads and resets are spelled differently there. Only worker processes imp
 from __future__ import annotations
 
 import contextlib
+from types import ModuleType
 from typing import Any
 
 _DEVICES = (("cpu", "bfloat16"), ("cuda", "float16"))  # autocast's devices and their default dtypes
@@ -101,7 +102,11 @@ def backend_flags() -> dict[str, object]:
     flags: dict[str, object] = {}
     for owner, name in _BACKEND_FLAGS:
         with contextlib.suppress(Exception):  # a module or flag this torch lacks
-            flags[f"{owner}.{name}"] = getattr(_module(torch, owner), name)
+            module = _module(torch, owner)
+            flags[f"{owner}.{name}"] = getattr(module, name)
+            # Where torch defines no property for a flag (2.13's opt_einsum.enabled), setting it puts
+            # an entry in the module object's own namespace: put back, it must go again.
+            flags[f"{owner}.{name} own"] = isinstance(module, ModuleType) and name in vars(module)
     with contextlib.suppress(Exception):  # (raises when both its spellings were set differently)
         flags["float32_matmul_precision"] = torch.get_float32_matmul_precision()
     mha = getattr(torch.backends, "mha", None)
@@ -121,8 +126,11 @@ def restore_backend_flags(saved: dict[str, object]) -> None:
         for owner, name in _BACKEND_FLAGS:
             key = f"{owner}.{name}"
             with contextlib.suppress(Exception):
-                if key in saved and getattr(_module(torch, owner), name) != saved[key]:
-                    setattr(_module(torch, owner), name, saved[key])
+                module = _module(torch, owner)
+                if saved.get(f"{key} own") is False and name in vars(module):
+                    delattr(module, name)
+                if key in saved and getattr(module, name) != saved[key]:
+                    setattr(module, name, saved[key])
     if "backends.mha.fastpath" in saved:
         torch.backends.mha.set_fastpath_enabled(bool(saved["backends.mha.fastpath"]))
 
