@@ -235,3 +235,21 @@ def test_a_card_that_leaves_settings_changed_changes_no_later_cards_answer(tmp_p
     answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
     assert answers["reads"]["display"] == "(None, 'torch.float32', False, True, 'highest')"  # type: ignore[index]
     assert report.shared == [], [str(p) for p in report.shared]
+
+
+def test_a_cards_backend_switches_do_not_reach_the_next_card(tmp_path: Path) -> None:
+    """torch.backends switches live in C: neither reset nor watched before, so the next card in the
+    worker answered (True, False)."""
+    sets = value(
+        "flips", "torch.backends.cudnn.deterministic = True\ntorch.backends.mkldnn.enabled = False", "1"
+    )
+    reads = value(
+        "reads-flags", "f = (torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled)", "f"
+    )
+    root = write_project(tmp_path / "p", {"t.yaml": HEADER + sets + reads})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        report = pipeline.check(options)
+    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
+    assert answers["reads-flags"]["display"] == "(False, True)"  # type: ignore[index]
+    assert report.shared == []
