@@ -215,6 +215,44 @@ def test_order_search_finds_every_valid_order(
     assert outcome is not None and sorted(outcome.orders or []) == [[0, 1, 2], [1, 0, 2]]
 
 
+def test_card_code_is_compiled_as_its_own_module(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    """quizgen's modules say `from __future__ import annotations`; a card's code must not inherit it
+    (compile() does unless told not to): before, a dataclass in a card raised AttributeError and
+    annotations were strings, in value cards, answer expressions and order puzzles alike."""
+    root = project(
+        {
+            "a.yaml": HEADER
+            + card("""
+- id: annotated
+  kind: value
+  ask: q
+  code: |
+    from dataclasses import dataclass, fields
+    @dataclass
+    class Config:
+        lr: float = 0.1
+        steps: int = 2
+    kinds = [f.type for f in fields(Config)]
+  answer_expr: "[k.__name__ for k in kinds] + [type(Config.__annotations__['lr']).__name__]"
+  answer: "['float', 'int', 'type']"
+- id: ordered
+  kind: order
+  lines:
+    - "def scale(x: float) -> float: return 2 * x"
+    - "kind = scale.__annotations__['x']"
+  check: |
+    assert kind is float
+""")
+        }
+    )
+    report = pipeline.check(options(root))
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    outcome = by_id["ordered"].outcome
+    assert outcome is not None and outcome.orders == [[0, 1]]
+
+
 HOSTILE = {
     "allocates": "chunks = []\nwhile True:\n  chunks.append(bytearray(1 << 30))",
     "torch-allocates": "x = torch.empty(1 << 40)",

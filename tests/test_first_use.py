@@ -173,3 +173,83 @@ def test_a_snippet_that_forks_and_exits_is_reported_with_its_exit_and_leaves_not
     assert "exit status 3" in message and "timeout" not in message
     assert "card 'after'" not in message  # the next card ran in a fresh worker
     assert wait_until(lambda: not running(token), 10), running(token)
+
+
+def test_cards_in_shapes_nobody_here_wrote_keep_their_worker_and_are_cached(tmp_path: Path) -> None:
+    """One card of each shape of tests/unseen_cards.py (its own seed): snippets that warn, print, leave
+    the default dtype, grad mode, deterministic algorithms or a `torch.backends` switch set, define
+    dataclasses and autograd Functions, checkpoint activations, set DDP's MASTER_ADDR in the
+    environment, iterate a loader with worker processes. Before: a dataclass did not compile as a card
+    (its annotations strings, under quizgen's own `from __future__ import annotations`), and six cards
+    retired their worker with a shared-state note (settings the next job resets anyway, the environment,
+    torch's first use of activation checkpointing and of a loader's workers)."""
+    from .unseen_cards import TEMPLATES, deck_text, make_cards
+
+    root = write_project(tmp_path / "p", {"u.yaml": deck_text(make_cards(len(TEMPLATES)))})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        first = pipeline.check(options)
+        again = pipeline.check(options)
+    assert first.shared == [], [str(p) for p in first.shared]
+    assert first.executed == len(TEMPLATES)
+    assert (again.executed, again.cached) == (0, len(TEMPLATES))
+
+
+SETS = value(
+    "sets",
+    """
+    import os
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    torch.set_default_dtype(torch.float64)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.mkldnn.enabled = False
+    torch.set_float32_matmul_precision("medium")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    """,
+    "1",
+)
+READS = value(
+    "reads",
+    """
+    import os
+    seen = (
+        os.environ.get("MASTER_ADDR"),
+        str(torch.get_default_dtype()),
+        torch.backends.cudnn.deterministic,
+        torch.backends.mkldnn.enabled,
+        torch.get_float32_matmul_precision(),
+    )
+    """,
+    "seen",
+)
+
+
+def test_a_card_that_leaves_settings_changed_changes_no_later_cards_answer(tmp_path: Path) -> None:
+    """In one worker, the second card sees the settings every card starts with, and the first keeps its
+    worker. Before: `reads` raised (torch's two spellings of the matmul precision set differently) and
+    `sets` retired its worker."""
+    root = write_project(tmp_path / "p", {"t.yaml": HEADER + SETS + READS})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        report = pipeline.check(options)
+    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
+    assert answers["reads"]["display"] == "(None, 'torch.float32', False, True, 'highest')"  # type: ignore[index]
+    assert report.shared == [], [str(p) for p in report.shared]
+
+
+def test_a_cards_backend_switches_do_not_reach_the_next_card(tmp_path: Path) -> None:
+    """torch.backends switches live in C: neither reset nor watched before, so the next card in the
+    worker answered (True, False)."""
+    sets = value(
+        "flips", "torch.backends.cudnn.deterministic = True\ntorch.backends.mkldnn.enabled = False", "1"
+    )
+    reads = value(
+        "reads-flags", "f = (torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled)", "f"
+    )
+    root = write_project(tmp_path / "p", {"t.yaml": HEADER + sets + reads})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        report = pipeline.check(options)
+    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
+    assert answers["reads-flags"]["display"] == "(False, True)"  # type: ignore[index]
+    assert report.shared == []

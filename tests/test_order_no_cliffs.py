@@ -195,3 +195,26 @@ def test_fast_and_plain_searches_agree_on_a_corpus_of_realistic_puzzles(plain_ru
             differ.append((name, fast, plain))
     assert differ == []
     assert plain_runs.count("plain") <= len(puzzles) // 20  # the fast search handles 95% alone
+
+
+def test_fast_and_plain_searches_agree_on_shapes_the_corpus_does_not_draw(plain_runs: list[str]) -> None:
+    """One puzzle of each shape of tests/order_unseen.py (its own seed): a scheduler over `repeat: 3`,
+    accumulation under `if (i + 1) % k == 0:`, loops two deep, `no_grad` and `autocast` blocks,
+    try/except, an LBFGS closure, Adam with state, a hook made in setup, torch.func.grad, dropout and
+    noise, a class in blocks, prints and warnings, a distractor right at another level. (Drawn with
+    another seed, a hook's puzzle found the fast search naming another usable order: a start rebuilt
+    from setup ran in a dict of its own; test_order_search_fast's rebuilt-start test holds that.)"""
+    from .order_unseen import SHAPES, unseen
+
+    differ = []
+    for name, puzzle in unseen(len(SHAPES)):
+        answers = []
+        for fast in (True, False):
+            try:
+                answers.append(search(puzzle, fast=fast)[0])
+            except SnippetFailed as exc:
+                answers.append(exc.message)
+        if answers[0] != answers[1]:
+            differ.append((name, *answers))
+    assert differ == []
+    assert plain_runs.count("fast") >= len(SHAPES) and "plain" not in plain_runs

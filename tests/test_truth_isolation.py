@@ -63,9 +63,7 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
     [
         "import torch.nn.functional as F\nF.relu = lambda x: x * 0",
         "import sys\nsys.modules['math'] = None",
-        "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
         "torch.Tensor.item = lambda self: 42.0",
-        "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
         "torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: o * 0)",
         "from torch.optim.optimizer import register_optimizer_step_pre_hook\n"
         "register_optimizer_step_pre_hook(lambda opt, a, k: None)",
@@ -73,6 +71,35 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
     ],
 )
 def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: str) -> None:
+    report = _patched_then_probed(tmp_path, patch)
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'",
+        "torch.autocast('cpu', dtype=torch.bfloat16).__enter__()  # and never left",
+        "torch.set_default_dtype(torch.float64)\ntorch.backends.mkldnn.enabled = False",
+        "torch.backends.opt_einsum.enabled = torch.backends.opt_einsum.enabled",  # (2.13: no property)
+    ],
+)
+def test_settings_and_the_environment_are_put_back_and_the_worker_kept(tmp_path: Path, patch: str) -> None:
+    """What the worker puts back after every job (the environment, torch's settings) no later card
+    sees, and the card keeps its worker (before, each retired it)."""
+    report = _patched_then_probed(tmp_path, patch)
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and not by_id["a-patch"].outcome.contaminated
+    assert report.shared == []
+
+
+def _patched_then_probed(tmp_path: Path, patch: str) -> pipeline.Report:
+    """A card running `patch`, then one reading what it may have changed, in one worker."""
     body = "\n".join("      " + line for line in patch.splitlines())
     patcher = f"  - id: a-patch\n    kind: basic\n    front: f\n    back: b\n    code: |\n{body}\n"
     probe = (
@@ -86,11 +113,7 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
     (root / "cards" / "t.yaml").write_text(HEADER + patcher + probe)
     with Pool(1) as pool:
         options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
-        report = pipeline.check(options)
-    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
-    assert by_id["b-probe"].answer is not None
-    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
-    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
+        return pipeline.check(options)
 
 
 def _alive(pool: Pool, pid: int) -> bool:
@@ -222,3 +245,23 @@ def test_answers_do_not_depend_on_order_or_parallelism(tmp_path: Path) -> None:
             results.append(_executed(pipeline.check(options)))
     assert results[0] == results[1] == results[2]
     assert len(results[0]) > 50
+
+
+def test_a_card_that_breaks_torchs_setters_is_named_not_a_quizgen_bug(tmp_path: Path) -> None:
+    """Settings are put back after each job; a card that replaced the setter must still be the one
+    named, and the next card run in a fresh worker."""
+    report = _patched_then_probed(tmp_path, "torch.set_default_dtype = None")
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
+
+
+def test_a_card_that_sets_a_variable_and_breaks_unsetenv_leaves_the_environment_clean(tmp_path: Path) -> None:
+    report = _patched_then_probed(
+        tmp_path, "import os\nos.environ['QUIZGEN_SNEAKY'] = '1'\nos.unsetenv = None"
+    )
+    by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
+    assert by_id["b-probe"].answer is not None
+    assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
+    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated  # (os patched)

@@ -44,8 +44,9 @@ MAX_TEMPLATE_BYTES = 1 << 20  # a project's template file (the largest packaged 
 MAX_TIMEOUT = 300.0  # seconds: ten times the default; an order search still gets ORDER_TIMEOUT_FACTOR x
 MAX_TIMEOUT_ENV = "QUIZGEN_MAX_TIMEOUT"
 
-RESULT_FORMAT = 9  # part of every cache key: raise it when a result gains or changes a field (8: float64
-# answers display without decimal noise; 9: indented puzzles searched at every level, feedback with levels)
+RESULT_FORMAT = 10  # part of every cache key: raise it when a result gains or changes a field (8: float64
+# answers display without decimal noise; 9: indented puzzles searched at every level, feedback with levels;
+# 10: card code compiled without quizgen's own future flags, its annotations no longer strings)
 # Build-cache entries not used for this many days are deleted (once a day, at the end of a run): long
 # enough that a branch left for a few weeks still builds from the cache, short enough that a year of
 # edited cards does not pile up.

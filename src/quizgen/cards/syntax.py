@@ -29,7 +29,7 @@ def check(code: str, path: str, mode: str) -> None:
     # the build's stderr.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
-        compile(code, path, mode)
+        compile(code, path, mode, dont_inherit=True)
     known.add(key)
     fresh.append(key)
 

@@ -1,7 +1,7 @@
 """Noticing that a job changed what the next job in the same worker would see.
 
-A worker runs many jobs, so a card that patches torch (`torch.optim.Optimizer.zero_grad = ...`),
-replaces a module in `sys.modules` or changes the environment would change later cards' answers. After
+A worker runs many jobs, so a card that patches torch (`torch.optim.Optimizer.zero_grad = ...`) or
+replaces a module in `sys.modules` would change later cards' answers. After
 each job the worker compares every module's and class's namespace with how it was when the worker
 started; a job that changed one is the worker's last: the next job runs in a fresh worker forked from
 the warm zygote. Its own result stands (it ran from the clean state) and is cached; the build names the
@@ -12,8 +12,10 @@ What torch itself changes on first use is not a card's doing: the zygote makes t
 the watch is taken (worker._warm_up), the step-profiling wrapper torch puts on an optimizer class the
 first time one is made is recognised as such (a cold pool skips the warm-up), and the few entries torch
 leaves changed after ordinary use (a hook counter, the excepthook `init_process_group` wraps) are put
-back after every job (`Watch.restore`), so that no later card sees them either. Global hooks and an open
-process group live in dicts and objects no namespace entry replaces: `torch_settings` looks at them.
+back after every job (`Watch.restore`), so that no later card sees them either; so is the environment
+(a card may set variables, as DDP's tutorials do: the next job starts with the worker's). Global hooks
+and an open process group live in dicts and objects no namespace entry replaces: `torch_settings` looks
+at them.
 
 Comparing every namespace entry by entry costs ~30 ms; CPython keeps a version tag in every dict
 that changes with each write (PEP 509), so the check reads ~8000 tags and looks closer only at the
@@ -34,6 +36,7 @@ from typing import Any
 
 from quizgen.execution import compat
 
+_PUTENV, _UNSETENV = os.putenv, os.unsetenv  # (taken before any card could replace them)
 _VERSION_OFFSET = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # PyDictObject: refcnt, type, ma_used, ma_version_tag
 
 
@@ -99,12 +102,23 @@ class Watch:
         self.settings = torch_settings()
         self.kept = _kept()
         self.profiled = _profiled_step_code()
+        self.environ = dict(os.environ._data)  # type: ignore[attr-defined]  # (bytes: the very objects)
 
     def restore(self) -> None:
-        """Put back the entries torch leaves changed after ordinary use (RESTORED) as they were."""
+        """Put back the entries torch leaves changed after ordinary use (RESTORED) as they were, and the
+        environment (DDP's tutorials set MASTER_ADDR and MASTER_PORT): later jobs read neither."""
         for owner, attribute, value in self.kept:
             if getattr(owner, attribute, _MISSING) is not value:
                 setattr(owner, attribute, value)
+        data: dict[bytes, bytes] = os.environ._data  # type: ignore[attr-defined]
+        if data != self.environ:
+            for key in [key for key in data if key not in self.environ]:
+                _UNSETENV(key)
+                del data[key]
+            for key, value in self.environ.items():
+                if data.get(key) is not value:
+                    _PUTENV(key, value)
+                    data[key] = value  # the same object: the watch compares identities
 
     def accept(self) -> None:
         """Take the namespaces as they are now as the clean state (a new worker's own set-up changed some)."""
@@ -112,6 +126,7 @@ class Watch:
         for i in moved:
             self.entries[i] = {key: id(value) for key, value in list(self.dicts[i].items())}
         self.tags = self.read_tags()
+        self.environ = dict(os.environ._data)  # type: ignore[attr-defined]
 
     def changed(self) -> list[str]:
         """The namespaces in which an entry that was there is now another object or gone, and the
@@ -176,6 +191,7 @@ def torch_settings() -> dict[str, object]:
         "autocast_cache": torch.is_autocast_cache_enabled(),
     }
     settings.update(compat.autocast_settings())
+    settings.update(compat.backend_flags())  # (reset before each job: seen here only when that failed)
     # A process group left open: the next card's init_process_group would fail.
     distributed = sys.modules.get("torch.distributed")
     open_group = distributed is not None and distributed.is_available() and distributed.is_initialized()

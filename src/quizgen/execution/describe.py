@@ -53,7 +53,7 @@ def _noting(snippet: SnippetJob) -> CodeType | None:
         call.args[0] = _wrapped(call.args[0])
     else:
         return None
-    code = compile(ast.fix_missing_locations(tree), snippet["path"], "eval")
+    code = compile(ast.fix_missing_locations(tree), snippet["path"], "eval", dont_inherit=True)
     return shift_lines(code, int(snippet["line"]) - 1)
 
 

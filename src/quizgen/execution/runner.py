@@ -64,11 +64,14 @@ class Capture:
 
 
 _WARNING_FILTERS: list[object] = []
+_BACKEND_FLAGS: dict[str, object] = {}
 
 
 def remember_state() -> None:
     """Note the process-wide settings a snippet may change, so reset_state() can restore them."""
     _WARNING_FILTERS[:] = list(warnings.filters)
+    _BACKEND_FLAGS.clear()
+    _BACKEND_FLAGS.update(compat.backend_flags())
 
 
 def reset_state() -> None:
@@ -86,6 +89,8 @@ def reset_state() -> None:
     if hasattr(torch, "set_default_device"):
         torch.set_default_device(None)
     torch.set_num_threads(1)
+    if _BACKEND_FLAGS:
+        compat.restore_backend_flags(_BACKEND_FLAGS)
     filters: list[object] = warnings.filters  # type: ignore[assignment]
     filters[:] = _WARNING_FILTERS
     warnings._filters_mutated()  # type: ignore[attr-defined]  # filters were replaced behind its back

@@ -30,11 +30,13 @@ def compile_snippet(snippet: SnippetJob, mode: str = "exec") -> CodeType:
 # Least recently used first out: a deck's setup, compiled for every job, stays; card code rarely repeats.
 @lru_cache(maxsize=256)
 def _compiled(source: str, path: str, line: int, mode: str) -> CodeType:
+    # dont_inherit: a card's code is its own module; this one's `from __future__ import annotations`
+    # would make its annotations strings (a dataclass in a card failed, `__annotations__` lied).
     try:
-        code = compile(source, path, mode)
+        code = compile(source, path, mode, dont_inherit=True)
     except SyntaxError:
         # Rare (the loader checks syntax); padded, the error names the line in the card file.
-        code = compile("\n" * (line - 1) + source, path, mode)
+        code = compile("\n" * (line - 1) + source, path, mode, dont_inherit=True)
     return shift_lines(code, line - 1)
 
 
@@ -120,10 +122,15 @@ def seed_devices() -> None:
     torch.manual_seed(0)
 
 
-def fresh_namespace(setups: list[CodeType], paths: set[str]) -> dict[str, object]:
-    """A new module namespace with seeds reset and every setup snippet run in it."""
+def fresh_namespace(
+    setups: list[CodeType], paths: set[str], into: dict[str, object] | None = None
+) -> dict[str, object]:
+    """A new module namespace with seeds reset and every setup snippet run in it (in `into`, emptied
+    first, when given: what setup defines then reads that very dict as its globals)."""
     seed()
-    ns: dict[str, object] = {"__name__": "__quizgen__"}
+    ns: dict[str, object] = {} if into is None else into
+    ns.clear()
+    ns["__name__"] = "__quizgen__"
     for code in setups:
         try:
             run(code, ns, "setup")

@@ -154,15 +154,26 @@ def _data() -> None:
 
     for _ in DataLoader(TensorDataset(torch.ones(4, 1)), batch_size=2, shuffle=True):
         pass
+    # A loader with worker processes installs torch's SIGCHLD handler once, and notes it in a module
+    # global (it checks only the loaders' own workers, none here): done here rather than by a card.
+    from torch.utils.data._utils import signal_handling
+
+    signal_handling._set_SIGCHLD_handler()
 
 
 def _checkpoint() -> None:
     import torch
+    import torch.utils.checkpoint
 
     buffer = io.BytesIO()
     torch.save({"w": torch.ones(1)}, buffer)
     buffer.seek(0)
     torch.load(buffer)
+    # Activation checkpointing notes the default device type in a class attribute on first use.
+    layer = torch.nn.Linear(2, 2)
+    for reentrant in (False, True):
+        x = torch.ones(1, 2, requires_grad=True)
+        torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=reentrant).sum().backward()
 
 
 def _classes(module: Any, base: type) -> Iterator[type]:

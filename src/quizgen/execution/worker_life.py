@@ -9,6 +9,7 @@ state).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -62,6 +63,11 @@ def _run_in_place(task: WorkerTask, workdir: str) -> Result:
     try:
         return runner.execute_job(task["job"])
     finally:
+        # What the next job starts by putting back anyway (default dtype, grad mode, ...): put back now,
+        # so the watch does not take a card that leaves a setting changed for one a later card sees. (A
+        # card that replaced torch's setters makes this fail: the watch sees the patch and names it.)
+        with contextlib.suppress(Exception):
+            runner.reset_state()
         os.chdir(workdir)
         isolate.reap_all(None)
         _leave(jobdir)

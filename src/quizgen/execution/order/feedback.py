@@ -121,7 +121,7 @@ def _assert_values(runs: Runs, ns: dict[str, object], line: int) -> dict[str, st
         if len(values) == MAX_VALUES:
             break
         try:
-            value = eval(compile(ast.Expression(expr), check["path"], "eval"), ns)
+            value = eval(compile(ast.Expression(expr), check["path"], "eval", dont_inherit=True), ns)
         except Exception:
             continue
         if callable(value) or type(value).__name__ == "module":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -307,3 +307,27 @@ class Orders:
                 yield from extend((*chunks, chunk), after)
 
         yield from extend((), 0)
+
+
+class Onward:
+    """Which steps lead on to a whole candidate whose every step compiles (with indentation; `broken`
+    tells a step that does not). The plain search runs no candidate with a step that does not compile;
+    without this the fast one ran every prefix of such candidates (an LBFGS closure's `return loss` at
+    level 0 ends most: 55k prefixes run where the candidates that compile have 25k, and the search
+    cost 1.6 times the plain one)."""
+
+    def __init__(self, orders: Orders, broken: Callable[[Chunk], bool]) -> None:
+        self.orders, self.broken = orders, broken
+        self._on: dict[int, bool] = {}  # by mask of placed blocks
+
+    def leads_on(self, chunk: Chunk, placed: int) -> bool:
+        """Whether `chunk`, after which the blocks in `placed` are placed, compiles, and so does every
+        step of some way on from it."""
+        return not self.broken(chunk) and self._compiles_on(placed)
+
+    def _compiles_on(self, placed: int) -> bool:
+        if placed == self.orders.full:
+            return True
+        if placed not in self._on:
+            self._on[placed] = any(self.leads_on(c, after) for c, after in self.orders.next_chunks(placed))
+        return self._on[placed]

@@ -31,7 +31,7 @@ from quizgen.execution.order.names import (
     reaches_out,
     views_only,
 )
-from quizgen.execution.order.program import Chunk, Orders, Program, Share, flatten
+from quizgen.execution.order.program import Chunk, Onward, Orders, Program, Share, flatten
 from quizgen.execution.order.search import dependencies, distractor_variants, readable, relax
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque
@@ -167,13 +167,17 @@ def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) 
     tree.spans = views_only(sources)
     tree.aside = _aside(runs, always)
 
-    def rebuild() -> dict[str, object]:
+    def rebuild() -> None:
+        # In the search's own namespace: a function setup defines (a hook, a loss) reads its globals
+        # there, as in every other branch (made in another dict, it read that dict's stale variables).
         order_settings.restore_settings(start)
-        return fresh_namespace(runs.setups, runs.paths)
+        fresh_namespace(runs.setups, runs.paths, into=ns)
 
     tree.rebuild = rebuild
     tree.costs.rebuilt(setup_cost)
     tree.budget = runs.budget
+    if runs.program.indented:
+        tree.onward = Onward(orders, runs.broken)
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree

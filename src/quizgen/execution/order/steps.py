@@ -68,7 +68,7 @@ class Runs:
             node.lineno, node.end_lineno = start, max(start, end)
             if end <= start and node.end_col_offset is not None:
                 node.end_col_offset = max(node.end_col_offset, node.col_offset)
-        return compile(tree, self.snippets[0]["path"], "exec")
+        return compile(tree, self.snippets[0]["path"], "exec", dont_inherit=True)
 
     def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
         """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
@@ -105,7 +105,7 @@ class Runs:
             return isinstance(self.code(step), SyntaxError)
         if step not in self.valid:
             try:
-                compile(self.program.source(step)[0], "<step>", "exec")  # (the flags _assemble has)
+                compile(self.program.source(step)[0], "<step>", "exec", dont_inherit=True)  # as _assemble
                 self.valid[step] = True
             except SyntaxError:
                 self.valid[step] = False

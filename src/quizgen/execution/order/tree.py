@@ -27,7 +27,7 @@ from quizgen.execution.order.budget import Budget
 from quizgen.execution.order.costs import Costs, clock
 from quizgen.execution.order.glance import split
 from quizgen.execution.order.names import Liveness
-from quizgen.execution.order.program import CHECK, Chunk, Orders, Share
+from quizgen.execution.order.program import CHECK, Chunk, Onward, Orders, Share
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque, Shared
 from quizgen.execution.snippets import SnippetFailed
@@ -104,13 +104,14 @@ class Tree:
     ) -> None:
         self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
         self.share = share  # the part of the candidates to search (None: all of them)
+        self.onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
         self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
         self._aside_key: tuple[object, ...] = ()
         self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
         self.graphs = False  # states holding autograd graphs are compared too (order.tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
-        self.rebuild: Callable[[], dict[str, object]] | None = None  # setup run again: the start anew
+        self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
         self.rebuilds = 0  # times the starting state was rebuilt so
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
@@ -189,6 +190,8 @@ class Tree:
         if not thread.complete:
             for chunk, placed in self.orders.next_chunks(thread.placed):
                 chunks = (*thread.chunks, chunk)
+                if self.onward is not None and not self.onward.leads_on(chunk, placed):
+                    continue
                 if self.share is None or self.share.allows(chunks):
                     yield chunk, Thread(chunks, placed, placed == self.full, thread.ran + 1, thread.tag)
             return
@@ -303,11 +306,11 @@ class Tree:
         if anchor.ns is None or self._rebuild_is_cheaper(node):
             assert self.rebuild is not None and self._start is not None
             began = clock()
-            fresh = self.rebuild()
+            self.rebuild()  # (setup run again in self.ns itself)
             self.costs.rebuilt(clock() - began)
             self.rebuilds += 1
-            fresh.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
-            self._put(fresh, self._start)
+            self.ns.update(self._aside_objects)  # (equal to the fresh ones; the check's changes are watched)
+            order_settings.restore_settings(self._start)
             path = node.trail
         else:
             _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
