@@ -253,3 +253,19 @@ def test_a_cards_backend_switches_do_not_reach_the_next_card(tmp_path: Path) -> 
     answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
     assert answers["reads-flags"]["display"] == "(False, True)"  # type: ignore[index]
     assert report.shared == []
+
+
+def test_a_module_one_card_imports_is_not_there_for_the_next_card(tmp_path: Path) -> None:
+    """A card that imports a submodule hands its worker back (quietly, its result cached): the next card
+    in the worker finds the module where a fresh one would (not there), whichever card ran first.
+    Before: `uses` answered in a build where `imports` had run before it in the same worker."""
+    imports = value("imports", "import torch.nn.utils.prune\nm = torch.nn.utils.prune.Identity", "1")
+    uses = value("uses", "found = hasattr(torch.nn.utils, 'prune')", "found")
+    root = write_project(tmp_path / "p", {"t.yaml": HEADER + imports + uses})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        report = pipeline.check(options)
+        again = pipeline.check(options)
+    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
+    assert answers["uses"]["display"] == "False"  # type: ignore[index]
+    assert report.shared == [] and (again.executed, again.cached) == (0, 2)

@@ -13,7 +13,8 @@ the watch is taken (worker._warm_up), the step-profiling wrapper torch puts on a
 first time one is made is recognised as such (a cold pool skips the warm-up), and the few entries torch
 leaves changed after ordinary use (a hook counter, the excepthook `init_process_group` wraps) are put
 back after every job (`Watch.restore`), so that no later card sees them either; so is the environment
-(a card may set variables, as DDP's tutorials do: the next job starts with the worker's). Global hooks
+(a card may set variables, as DDP's tutorials do: the next job starts with the worker's). A job that
+imported a module retires its worker quietly (`Watch.imported`): a later card would find it. Global hooks
 and an open process group live in dicts and objects no namespace entry replaces: `torch_settings` looks
 at them.
 
@@ -99,6 +100,7 @@ class Watch:
         self.read_tags = _tag_reader(self.dicts) if self.fast else (lambda: [])
         self.tags = self.read_tags()
         self.module_ids = {name: id(module) for name, module in sys.modules.items()}
+        self.modules = len(sys.modules)
         self.settings = torch_settings()
         self.kept = _kept()
         self.profiled = _profiled_step_code()
@@ -127,6 +129,12 @@ class Watch:
             self.entries[i] = {key: id(value) for key, value in list(self.dicts[i].items())}
         self.tags = self.read_tags()
         self.environ = dict(os.environ._data)  # type: ignore[attr-defined]
+        self.modules = len(sys.modules)
+
+    def imported(self) -> bool:
+        """Whether a module was imported since the worker started: a later card would find it there
+        (`torch.nn.utils.prune.l1_unstructured` without its import) where a fresh worker has none."""
+        return len(sys.modules) != self.modules
 
     def changed(self) -> list[str]:
         """The namespaces in which an entry that was there is now another object or gone, and the

@@ -23,7 +23,8 @@ def first_use() -> None:
     """Use once every feature whose first use changes torch's shared state (warnings silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for step in (_optimizers, _schedulers, _amp, _hooks, _func, _distributed, _data, _checkpoint):
+        steps = (_optimizers, _schedulers, _amp, _hooks, _func, _distributed, _data, _checkpoint, _lazy)
+        for step in steps:
             with contextlib.suppress(Exception):
                 step()
 
@@ -143,7 +144,11 @@ def _distributed() -> None:
         return
     # imports only: a process group would start threads here. `torch.distributed.nn`'s functions take the
     # current group as a default when it is imported: imported now, no card's group is held open by it.
-    for name in ("torch.distributed.device_mesh", "torch.distributed.nn", "torch.nn.parallel"):
+    names = ["torch.distributed.device_mesh", "torch.distributed.nn", "torch.nn.parallel"]
+    # What a DDP card's first use imports (a worker that imports a module retires: contamination.Watch)
+    names += ["torch.distributed.algorithms.ddp_comm_hooks", "multiprocessing.popen_fork"]
+    names += ["multiprocessing.queues", "multiprocessing.synchronize"]
+    for name in names:
         with contextlib.suppress(ImportError):  # (device_mesh is new in 2.2)
             importlib.import_module(name)
 
@@ -174,6 +179,17 @@ def _checkpoint() -> None:
     for reentrant in (False, True):
         x = torch.ones(1, 2, requires_grad=True)
         torch.utils.checkpoint.checkpoint(layer, x, use_reentrant=reentrant).sum().backward()
+
+
+# Modules torch imports inside a function on first use that the steps above do not reach (the first
+# dispatch mode set imports the schema checker): imported in a job, they would retire its worker.
+LAZY = ("torch._subclasses.schema_check_mode",)
+
+
+def _lazy() -> None:
+    for name in LAZY:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def _classes(module: Any, base: type) -> Iterator[type]:

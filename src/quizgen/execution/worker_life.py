@@ -127,6 +127,8 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int, watch: Watch | 
                     result["contaminated"] = changed
                 if process_groups.gloo_threads():  # a group still held: it must not end in this process
                     result["retire"] = True
+                if watch.imported():  # quietly: an import is no fault, but the next card must not see it
+                    result["retire"] = True
             retire = done == RETIRE_AFTER_JOBS or bool(result.get("retire") or result.get("contaminated"))
             result["retire"] = retire  # the zygote must not hand this worker another job
             _send_result(write_fd, result)
