@@ -114,11 +114,9 @@ def _summary(report: Any) -> str:
         f"; torch {version}: {executed} executed, {cached} from cache"
         for version, (executed, cached) in report.torch_ran.items()
     )
-    recorded = f", {report.recorded} from quizgen.lock" if report.recorded else ""
-    ran = f"{report.executed} executed, {report.cached} from cache{recorded}{others}"
     return (
-        f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified ({ran}) "
-        f"in {report.seconds:.2f} s"
+        f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
+        f"({report.sources}{others}) in {report.seconds:.2f} s"
     )
 
 

@@ -73,6 +73,12 @@ class Report:
     def cards(self) -> int:
         return sum(len(d.cards) for d in self.decks)
 
+    @property
+    def sources(self) -> str:
+        """Where the answers came from: "3 executed, 120 from cache" (and the lock's records, if used)."""
+        recorded = f", {self.recorded} from quizgen.lock" if self.recorded else ""
+        return f"{self.executed} executed, {self.cached} from cache{recorded}"
+
 
 def check(options: Options) -> Report:
     """Load, execute and verify every card; raise CardErrors listing every card that lies.

@@ -98,10 +98,9 @@ def rebuild(options: pipeline.Options, echo: Echo, live: Live | None = None) -> 
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
     for line in note_lines(report.shared):  # as `build` tells them: once, by the build that ran the card
         echo(line)
-    recorded = f", {report.recorded} from quizgen.lock" if report.recorded else ""
     echo(
         f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
-        f"({report.executed} executed, {report.cached} from cache{recorded}) in {report.seconds:.2f} s"
+        f"({report.sources}) in {report.seconds:.2f} s"
     )
     return report
 
