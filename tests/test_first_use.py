@@ -37,6 +37,18 @@ def basic(card_id: str, code: str) -> str:
     return f"  - id: {card_id}\n    kind: basic\n    front: f\n    back: b\n    code: |\n{body}\n"
 
 
+def in_one_worker(tmp_path: Path, text: str) -> tuple[pipeline.Report, pipeline.Report]:
+    """The deck checked twice by one warm worker: (the first check, the second)."""
+    root = write_project(tmp_path / "p", {"t.yaml": text})
+    with Pool(1, warm=True) as pool:
+        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
+        return pipeline.check(options), pipeline.check(options)
+
+
+def answers_of(report: pipeline.Report) -> dict[str, str]:
+    return {vc.card.id: vc.answer["display"] for d in report.decks for vc in d.cards}  # type: ignore[index]
+
+
 STEPS = """
     torch.manual_seed(0)
     model = nn.Linear(3, 1)
@@ -185,11 +197,7 @@ def test_cards_in_shapes_nobody_here_wrote_keep_their_worker_and_are_cached(tmp_
     torch's first use of activation checkpointing and of a loader's workers)."""
     from .unseen_cards import TEMPLATES, deck_text, make_cards
 
-    root = write_project(tmp_path / "p", {"u.yaml": deck_text(make_cards(len(TEMPLATES)))})
-    with Pool(1, warm=True) as pool:
-        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
-        first = pipeline.check(options)
-        again = pipeline.check(options)
+    first, again = in_one_worker(tmp_path, deck_text(make_cards(len(TEMPLATES))))
     assert first.shared == [], [str(p) for p in first.shared]
     assert first.executed == len(TEMPLATES)
     assert (again.executed, again.cached) == (0, len(TEMPLATES))
@@ -228,12 +236,8 @@ def test_a_card_that_leaves_settings_changed_changes_no_later_cards_answer(tmp_p
     """In one worker, the second card sees the settings every card starts with, and the first keeps its
     worker. Before: `reads` raised (torch's two spellings of the matmul precision set differently) and
     `sets` retired its worker."""
-    root = write_project(tmp_path / "p", {"t.yaml": HEADER + SETS + READS})
-    with Pool(1, warm=True) as pool:
-        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
-        report = pipeline.check(options)
-    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
-    assert answers["reads"]["display"] == "(None, 'torch.float32', False, True, 'highest')"  # type: ignore[index]
+    report, _ = in_one_worker(tmp_path, HEADER + SETS + READS)
+    assert answers_of(report)["reads"] == "(None, 'torch.float32', False, True, 'highest')"
     assert report.shared == [], [str(p) for p in report.shared]
 
 
@@ -246,12 +250,8 @@ def test_a_cards_backend_switches_do_not_reach_the_next_card(tmp_path: Path) -> 
     reads = value(
         "reads-flags", "f = (torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled)", "f"
     )
-    root = write_project(tmp_path / "p", {"t.yaml": HEADER + sets + reads})
-    with Pool(1, warm=True) as pool:
-        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
-        report = pipeline.check(options)
-    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
-    assert answers["reads-flags"]["display"] == "(False, True)"  # type: ignore[index]
+    report, _ = in_one_worker(tmp_path, HEADER + sets + reads)
+    assert answers_of(report)["reads-flags"] == "(False, True)"
     assert report.shared == []
 
 
@@ -261,11 +261,6 @@ def test_a_module_one_card_imports_is_not_there_for_the_next_card(tmp_path: Path
     Before: `uses` answered in a build where `imports` had run before it in the same worker."""
     imports = value("imports", "import torch.nn.utils.prune\nm = torch.nn.utils.prune.Identity", "1")
     uses = value("uses", "found = hasattr(torch.nn.utils, 'prune')", "found")
-    root = write_project(tmp_path / "p", {"t.yaml": HEADER + imports + uses})
-    with Pool(1, warm=True) as pool:
-        options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1, pool=pool)
-        report = pipeline.check(options)
-        again = pipeline.check(options)
-    answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}
-    assert answers["uses"]["display"] == "False"  # type: ignore[index]
+    report, again = in_one_worker(tmp_path, HEADER + imports + uses)
+    assert answers_of(report)["uses"] == "False"
     assert report.shared == [] and (again.executed, again.cached) == (0, 2)
