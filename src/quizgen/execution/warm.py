@@ -144,11 +144,7 @@ def _distributed() -> None:
         return
     # imports only: a process group would start threads here. `torch.distributed.nn`'s functions take the
     # current group as a default when it is imported: imported now, no card's group is held open by it.
-    names = ["torch.distributed.device_mesh", "torch.distributed.nn", "torch.nn.parallel"]
-    # What a DDP card's first use imports (a worker that imports a module retires: contamination.Watch)
-    names += ["torch.distributed.algorithms.ddp_comm_hooks", "multiprocessing.popen_fork"]
-    names += ["multiprocessing.queues", "multiprocessing.synchronize"]
-    for name in names:
+    for name in ("torch.distributed.device_mesh", "torch.distributed.nn", "torch.nn.parallel"):
         with contextlib.suppress(ImportError):  # (device_mesh is new in 2.2)
             importlib.import_module(name)
 
@@ -182,8 +178,15 @@ def _checkpoint() -> None:
 
 
 # Modules torch imports inside a function on first use that the steps above do not reach (the first
-# dispatch mode set imports the schema checker): imported in a job, they would retire its worker.
-LAZY = ("torch._subclasses.schema_check_mode",)
+# dispatch mode set imports the schema checker; a DDP card's ranks, its communication hooks and
+# multiprocessing's queues): imported in a job, they would retire its worker (contamination.Watch).
+LAZY = (
+    "torch._subclasses.schema_check_mode",
+    "torch.distributed.algorithms.ddp_comm_hooks",
+    "multiprocessing.popen_fork",
+    "multiprocessing.queues",
+    "multiprocessing.synchronize",
+)
 
 
 def _lazy() -> None:
