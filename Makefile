@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: build test test-fast check lint bench browser clean
+.PHONY: build test test-fast check lint bench browser sandbox clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,18 @@ $(VENV)/.test: pyproject.toml constraints.txt $(VENV)/.runtime
 	$(PIP) -e '.[test]'
 	touch $@
 
-build: $(VENV)/.runtime
+# The sandbox engine: Debian's bubblewrap, installed where it is missing and this user may (root with
+# apt-get); elsewhere `quizgen build` stops and says how to install it.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2; \
+		else echo "note: bubblewrap (bwrap) is missing: install it (sudo apt-get install bubblewrap)"; fi; }
+
+build: $(VENV)/.runtime sandbox
 	$(BIN)/quizgen build
 
-check: $(VENV)/.runtime
+check: $(VENV)/.runtime sandbox
 	$(BIN)/quizgen check
 
 # The browser tests drive Debian's Chromium (Playwright's own browser download cannot work here);
@@ -36,14 +44,14 @@ browser:
 	if [ -n "$$missing" ]; then apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
-test: $(VENV)/.test browser
+test: $(VENV)/.test browser sandbox
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # The edit loop: no browser, no Anki, nothing slow (make test runs everything).
-test-fast: $(VENV)/.test
+test-fast: $(VENV)/.test sandbox
 	$(BIN)/python -m pytest -q -m "not slow and not browser and not anki"
 
 # 200 and 2000 cards, three runs each: about 6 minutes on 2 idle cores. BENCH_ARGS="--cards 200,2000,10000

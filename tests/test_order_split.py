@@ -138,33 +138,3 @@ def _part(orders: list[list[int]], **more: object) -> Result:
     return {"ok": True, "output": "", "orders": orders, "tried": 5040, "seconds": 0.1, **more}
 
 
-def test_a_cold_pools_first_use_in_one_part_is_no_change_of_the_card() -> None:
-    """In a cold pool (no warm-up) what torch changes on first use shows as a job's change, marked
-    `cold`; the pipeline tells of a change only when it is not. A part whose worker met torch's first
-    use while the last job's did not must not make the joined result a card's change of shared state."""
-    split = Split({"k": PUZZLE}, 2)
-    assert split.receive("k#part0", _part([[0]], contaminated=[ADAM], cold=True)) == ([], {})
-    _, more = split.receive("k#part1", _part([[1]]))
-    assert more["k"]["accepted"] == [[0], [1]]
-    [(key, joined)], _ = split.receive("k", {**_part([[0], [1]]), "usable_distractors": []})
-    outcome = Outcome.from_result(joined)
-    assert key == "k" and outcome.contaminated == [ADAM] and outcome.cold
-
-
-def test_a_failed_part_keeps_the_pools_cold_mark_too() -> None:
-    """The failed part (a timeout: its worker killed, nothing watched) is the result; another part's
-    first-use change comes with it, and so does the pool's mark."""
-    split = Split({"k": PUZZLE}, 2)
-    split.receive("k#part0", {"ok": False, "output": "", "error": "the search did not finish"})
-    [(_, joined)], more = split.receive("k#part1", _part([[1]], contaminated=[ADAM], cold=True))
-    outcome = Outcome.from_result(joined)
-    assert more == {} and not joined["ok"] and outcome.contaminated == [ADAM] and outcome.cold
-
-
-def test_a_warm_pools_change_in_a_part_stays_the_cards() -> None:
-    split = Split({"k": PUZZLE}, 2)
-    split.receive("k#part0", _part([[0]], contaminated=["torch.Tensor"]))
-    split.receive("k#part1", _part([[1]]))
-    [(_, joined)], _ = split.receive("k", {**_part([[0], [1]]), "usable_distractors": []})
-    outcome = Outcome.from_result(joined)
-    assert outcome.contaminated == ["torch.Tensor"] and not outcome.cold

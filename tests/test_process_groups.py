@@ -62,7 +62,6 @@ def test_ddp_jobs_share_a_worker_and_end_their_groups(tmp_path: Path) -> None:
         again = pipeline.check(options)
     answers = {vc.card.id: vc.answer["value"] for d in report.decks for vc in d.cards if vc.answer}
     pids = {a[1] for a in answers.values()}
-    assert report.shared == [], [str(p) for p in report.shared]
     assert answers.pop("after")[0] == 0  # no gloo thread left
     assert {grad for grad, _ in answers.values()} == {2.0}
     assert len(pids) == 1, answers  # the card after them too: no job retired the worker

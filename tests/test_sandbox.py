@@ -4,6 +4,7 @@ empty $HOME (execution/sandbox.py). Each test builds a hostile deck and looks fo
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import textwrap
@@ -151,44 +152,48 @@ def test_no_file_appears_outside_the_jobs_folder(tmp_path: Path, sandboxed: Pool
     assert not (Path(os.environ.get("TMPDIR", "/tmp")) / "escaped.txt").exists()
 
 
-def _unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the pool process find no namespaces (as on macOS or a locked-down kernel)."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        "import quizgen.execution.sandbox as s\ns._probe = lambda keep: 'user namespaces are disabled here'\n"
-    )
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+def _path_without_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: str | None = None) -> None:
+    """A PATH holding the system's programs but bwrap (or, with `fake`, a bwrap that prints it and fails)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("sh", "unshare"):
+        (bin_dir / name).symlink_to(shutil.which(name) or f"/usr/bin/{name}")
+    if fake is not None:
+        (bin_dir / "bwrap").write_text(f"#!/bin/sh\necho '{fake}' >&2\nexit 1\n")
+        (bin_dir / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
 
 
-def test_without_namespaces_the_build_says_so_once_and_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("mode", ["auto", "require"])
+def test_without_bubblewrap_the_build_stops_and_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
-    _unavailable(tmp_path, monkeypatch)
-    root = write_project(tmp_path, deck(basic("one", "print(1)"), basic("two", "print(2)")))
+    _path_without_bwrap(tmp_path, monkeypatch)
+    root = write_project(tmp_path / "project", deck(basic("one", "print(1)")))
     monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["check", "-j", "1"])
-    assert result.exit_code == 0, result.output
-    assert result.output.count("note: snippets ran without a sandbox") == 1
-    assert "note: snippets ran without a sandbox: user namespaces are disabled here" in result.output
-    built = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])  # once in a build too
-    assert built.exit_code == 0, built.output
-    assert built.output.count("snippets ran without a sandbox") == 1
-
-
-def test_sandbox_require_fails_where_it_is_unavailable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _unavailable(tmp_path, monkeypatch)
-    root = write_project(tmp_path, deck(basic("one", "print(1)")))
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["check", "-j", "1", "--sandbox", "require"])
+    result = CliRunner().invoke(cli, ["build", "-j", "1", "--sandbox", mode])
     assert result.exit_code == 1
     assert result.output == (
-        "Error: the sandbox is required but unavailable: user namespaces are disabled here\n"
+        "Error: the sandbox cannot start: bubblewrap (bwrap) is not installed: install it (Debian and "
+        "Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), or pass "
+        "--sandbox=off to run this repository's snippets with your own rights (only for cards you trust)\n"
     )
+    assert not (root / "build" / "cards.json").exists()  # nothing ran, nothing was published
     with pytest.raises(QuizgenError):
-        Pool(1, sandbox="require").ready()
+        Pool(1, sandbox=mode)
+
+
+def test_a_bubblewrap_that_cannot_start_is_an_error_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _path_without_bwrap(tmp_path, monkeypatch, fake="bwrap: setting up uid map: Permission denied")
+    root = write_project(tmp_path / "project", deck(basic("one", "print(1)")))
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "-j", "1"])
+    assert result.exit_code == 1
+    assert result.output.startswith(
+        "Error: bubblewrap could not start the sandbox: bwrap: setting up uid map: Permission denied\n"
+    ), result.output
 
 
 def test_sandbox_off_runs_with_the_users_rights(tmp_path: Path, fake_home: Path) -> None:

@@ -70,12 +70,11 @@ def test_a_patching_card_cannot_change_a_later_card(tmp_path: Path) -> None:
         "torch.optim.SGD.step = torch.optim.Optimizer.profile_hook_step(lambda self, closure=None: None)",
     ],
 )
-def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: str) -> None:
+def test_no_shared_change_reaches_a_later_card(tmp_path: Path, patch: str) -> None:
     report = _patched_then_probed(tmp_path, patch)
     by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
     assert by_id["b-probe"].answer is not None
     assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
-    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
 
 
 @pytest.mark.parametrize(
@@ -87,15 +86,11 @@ def test_every_kind_of_shared_change_replaces_the_worker(tmp_path: Path, patch: 
         "torch.backends.opt_einsum.enabled = torch.backends.opt_einsum.enabled",  # (2.13: no property)
     ],
 )
-def test_settings_and_the_environment_are_put_back_and_the_worker_kept(tmp_path: Path, patch: str) -> None:
-    """What the worker puts back after every job (the environment, torch's settings) no later card
-    sees, and the card keeps its worker (before, each retired it)."""
+def test_settings_and_the_environment_do_not_reach_a_later_card(tmp_path: Path, patch: str) -> None:
     report = _patched_then_probed(tmp_path, patch)
     by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
     assert by_id["b-probe"].answer is not None
     assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
-    assert by_id["a-patch"].outcome is not None and not by_id["a-patch"].outcome.contaminated
-    assert report.shared == []
 
 
 def _patched_then_probed(tmp_path: Path, patch: str) -> pipeline.Report:
@@ -248,13 +243,10 @@ def test_answers_do_not_depend_on_order_or_parallelism(tmp_path: Path) -> None:
 
 
 def test_a_card_that_breaks_torchs_setters_is_named_not_a_quizgen_bug(tmp_path: Path) -> None:
-    """Settings are put back after each job; a card that replaced the setter must still be the one
-    named, and the next card run in a fresh worker."""
     report = _patched_then_probed(tmp_path, "torch.set_default_dtype = None")
     by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
     assert by_id["b-probe"].answer is not None
     assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
-    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated
 
 
 def test_a_card_that_sets_a_variable_and_breaks_unsetenv_leaves_the_environment_clean(tmp_path: Path) -> None:
@@ -264,4 +256,3 @@ def test_a_card_that_sets_a_variable_and_breaks_unsetenv_leaves_the_environment_
     by_id = {vc.card.id: vc for d in report.decks for vc in d.cards}
     assert by_id["b-probe"].answer is not None
     assert by_id["b-probe"].answer["display"] == "(3.0, 2.0, None, 'torch.float32')"
-    assert by_id["a-patch"].outcome is not None and by_id["a-patch"].outcome.contaminated  # (os patched)

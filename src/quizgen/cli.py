@@ -11,7 +11,7 @@ import click
 
 from quizgen import __version__
 from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
-from quizgen.errors import count, note_lines, warning_lines
+from quizgen.errors import count, warning_lines
 from quizgen.terminal import echo, guard
 
 _common = [
@@ -125,8 +125,6 @@ def _warn(report: Any) -> None:
         echo(line, err=True)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
-    for line in note_lines(report.shared):
-        echo(line, err=True)
     for note in report.torch_notes:
         echo(f"note: {note}", err=True)
 

@@ -11,6 +11,8 @@ DEFAULT_ATOL = 1e-6
 OUTPUT_LIMIT = 64 * 1024  # characters of printed output kept per job
 MAX_ELEMENTS = 10_000  # elements of a tensor answer
 FILE_LIMIT = 64 * 1024 * 1024  # bytes a snippet may write into one file (RLIMIT_FSIZE)
+
+RESULT_LIMIT = 16 << 20  # bytes of one job's result record (checked before it is parsed)
 RETIRE_AFTER_JOBS = 500  # a worker is replaced after this many jobs (each ran in its own child)
 
 REPEAT_MIN, REPEAT_MAX = 1, 100  # how often an order puzzle's block may run

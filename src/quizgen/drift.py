@@ -119,7 +119,6 @@ def _run(
             memory=options.memory,
             on_result=on_result,
             sandbox=options.sandbox,
-            keep=[options.cards_dir],
             unsandboxed=unsandboxed,
             timeouts={key: max(limit(c) for c in plan.cards[key]) for key in plan.work},
             python=python,

@@ -79,14 +79,9 @@ def warning_lines(warnings: Iterable[Problem], repeated: int = 0) -> list[str]:
     return lines
 
 
-def note_lines(shared: Iterable[Problem]) -> list[str]:
-    """Each card that changed state later cards would see, as printed after the warnings."""
-    return [f"note: {p}" for p in shared]
-
-
 class CardErrors(QuizgenError):
     """One or more cards are wrong; every problem is listed with its location, errors first, then the
-    warnings (true but suspicious) and the notes of cards that changed shared state after a blank line."""
+    warnings (true but suspicious) after a blank line."""
 
     def __init__(
         self,
@@ -94,17 +89,15 @@ class CardErrors(QuizgenError):
         what: str = "card error",
         warnings: Iterable[Problem] = (),
         repeated: int = 0,
-        shared: Iterable[Problem] = (),
     ) -> None:
         self.problems = list(problems)
         self.warnings = list(warnings)
         self.repeated = repeated  # warnings shown before and not repeated
-        self.shared = list(shared)  # cards that ran and changed shared state: told once, as they ran
         n = len(self.problems)
         super().__init__("\n".join([*(str(p) for p in self.problems), count(n, what)]))
 
     def format_message(self) -> str:
-        after = warning_lines(self.warnings, self.repeated) + note_lines(self.shared)
+        after = warning_lines(self.warnings, self.repeated)
         return self.message + ("\n\n" + "\n".join(after) if after else "")
 
 

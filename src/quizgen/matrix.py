@@ -301,8 +301,7 @@ def _run(
     checked.ran[version] = (len(todo), len(found))
     if todo:
         workers = max(1, min(options.jobs, len(todo)))
-        keep = [options.cards_dir]
-        pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, keep, python=python)
+        pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
         limits = {k: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[k]) for k in todo}
         done = 0
 

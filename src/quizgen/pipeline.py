@@ -62,7 +62,6 @@ class Report:
     notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
     sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
-    shared: list[Problem] = field(default_factory=list)  # cards that changed state later cards would see
     repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
     torch_notes: list[str] = field(default_factory=list)  # told once: a version's recorded answers used
@@ -127,7 +126,7 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
     # Warm (optimizers imported once in the zygote) when everything is to run; else only what runs.
     warm = known is None
     python = torches.runs_under(options.torch)
-    return pool.Pool(options.jobs, options.memory, warm, options.sandbox, [options.cards_dir], python)
+    return pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
 
 
 def _stop(early: Pool) -> None:
@@ -193,14 +192,12 @@ def _check(options: Options, cache: Cache) -> Report:
         warnings, repeated = warned.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:
         errors = loader.in_source_order(plan.problems + filling.errors)
-        shared = loader.in_source_order(plan.shared)  # they ran and are cached: now or never told
-        raise CardErrors(errors, warnings=warnings, repeated=repeated, shared=shared)
+        raise CardErrors(errors, warnings=warnings, repeated=repeated)
     cached = len(plan.outcomes) - len(plan.work) - judging.recalled
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.recorded = judging.recalled
-    report.shared = loader.in_source_order(plan.shared)
     report.settings, report.torch_ran = project, torch.ran
     # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
     judged_only = (note for version, note in judging.notes.items() if version not in torch.notes)
@@ -267,7 +264,6 @@ def _run(
         on_result=on_result,
         pool=pool,
         sandbox=options.sandbox,
-        keep=[options.cards_dir],
         unsandboxed=unsandboxed,
         python=python,
         timeouts={

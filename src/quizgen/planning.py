@@ -30,7 +30,6 @@ class Plan:
     parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
     part_jobs: dict[str, dict[str, Job]] = field(default_factory=dict)  # card id -> its further jobs
     done: set[str] = field(default_factory=set)  # ids of the cards verified
-    shared: list[Problem] = field(default_factory=list)  # notes: cards that changed state later cards see
 
     def need(self, key: str, job: Job, card: Card) -> None:
         """The card waits for this job's outcome (each distinct job once; `plan_jobs` looks up the cache)."""
@@ -41,8 +40,6 @@ class Plan:
         """Record what the cards waiting for this outcome get wrong or look suspicious for (a card with
         further jobs once all of them are done)."""
         self.outcomes[key] = outcome
-        if outcome.contaminated and not outcome.cold:  # only a job just run says so, never a cached one
-            self.shared.append(_shared_state(self.cards[key][0], outcome.contaminated))
         for card in self.cards[key]:
             mine = self.outcome_of(card)
             if mine is None or card.id in self.done:
@@ -91,14 +88,3 @@ def plan_jobs(
         plan.outcomes[key] = hit
         del plan.work[key]
     return plan
-
-
-def _shared_state(card: Card, changed: list[str]) -> Problem:
-    """A note that the card changed state later cards would see (what torch changes on first use in a
-    warm pool is not such a change): the job ran last in its worker, which was replaced."""
-    what = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-    message = (
-        f"changed state later cards would see ({what}): its worker ran nothing after it and was replaced "
-        "(its result stands and is cached; a card that undoes what it changes keeps its worker)"
-    )
-    return Problem(card.at(kinds.get(card.kind).run_field), message)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from quizgen import confine, pipeline, terminal, trees
 from quizgen.cards.loader import card_files
-from quizgen.errors import QuizgenError, UsageError, count, note_lines, warning_lines
+from quizgen.errors import QuizgenError, UsageError, count, warning_lines
 from quizgen.execution.pool import Pool
 
 Echo = Callable[[str], None]
@@ -96,8 +96,6 @@ def rebuild(options: pipeline.Options, echo: Echo, live: Live | None = None) -> 
         echo(line)
     if report.sandbox_off:
         echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
-    for line in note_lines(report.shared):  # as `build` tells them: once, by the build that ran the card
-        echo(line)
     echo(
         f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
         f"({report.sources}) in {report.seconds:.2f} s"

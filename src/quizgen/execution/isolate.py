@@ -1,15 +1,16 @@
-"""One job, one process: a worker forks a child per job, so no job can see what another changed.
+"""One job, one process: a worker forks a child per job, so no job can see what another changed, nor
+answer for another.
 
-A card that patches torch (say `torch.optim.Optimizer.zero_grad`) changes only its own child; the
-worker stays as it was warmed up. The child leads its own process group and the worker is a child
-subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when the
-job ends. The worker enforces the job's timeout itself and reads the result from a pipe that only
-the child may answer on: a grandchild holding that pipe cannot stall the build.
-
-Workers run jobs in place where the contamination watch allows (worker.py), and then the same
-reaping (`reap_all`) ends a job's processes. Whatever escapes both (a process started while its
-worker was being killed) is ended when the pool ends: in the sandbox the zygote is PID 1 of the
-pool's PID namespace, and the kernel kills every process in a namespace whose PID 1 has exited.
+The child closes every file descriptor it inherited but its own result pipe (made for this job alone)
+before the job runs, so a snippet cannot read the worker's next job or write a result for it, nor
+reach any other pipe or process handle of the pool. It leads its own process group and the worker is a
+child subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when
+the job ends. The worker enforces the job's timeout itself and reads at most RESULT_LIMIT bytes of
+the result: a grandchild holding that pipe cannot stall the build, nor a giant record exhaust memory.
+Each job has its own working, temporary and home folders (TMPDIR, HOME), removed when it ends, so what
+a library caches there (torch's compile cache, hub downloads) is not seen by a later job.
+Whatever escapes (a process started while its worker was being killed) is ended when the pool ends:
+the sandbox's PID namespace ends with it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 import traceback
 
 from quizgen import trees
+from quizgen.constants import RESULT_LIMIT
 from quizgen.execution import stuck
 from quizgen.execution.owner import claim_jobs
 from quizgen.execution.protocol import Job, Result
@@ -49,16 +51,34 @@ def describe_exit(status: int) -> str:
     return f"the snippet ended the worker process (exit status {os.WEXITSTATUS(status)}) before finishing"
 
 
+def _own_fds_only(keep: int) -> None:
+    """Close every inherited file descriptor but 0-2 and `keep`; 0-2 become /dev/null."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _child(job: Job, jobdir: str, write_fd: int) -> None:
     """The job's process: run it, send the result, end. Never returns."""
-    from quizgen.execution import runner  # imports torch: only in the job's process
-
     try:
+        _own_fds_only(write_fd)
         claim_jobs()
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
-        os.chdir(jobdir)
+        for name, env in (("tmp", "TMPDIR"), ("home", "HOME")):
+            os.mkdir(os.path.join(jobdir, name), 0o700)
+            os.environ[env] = os.path.join(jobdir, name)
+        tempfile.tempdir = None  # found again from TMPDIR
+        os.mkdir(os.path.join(jobdir, "work"), 0o700)
+        os.chdir(os.path.join(jobdir, "work"))
         stuck.arm(os.path.dirname(jobdir))  # where it was, should its timeout strike
+        from quizgen.execution import runner  # imports torch (already loaded): only in the job's process
+
         result = runner.execute_job(job)
         data = (json.dumps(result) + "\n").encode()
     except BaseException:  # quizgen's own failure (a snippet's exceptions never get here)
@@ -78,7 +98,7 @@ def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
     pidfd = os.pidfd_open(pid)
     data = bytearray()
     try:
-        while not data.endswith(b"\n"):
+        while not data.endswith(b"\n") and len(data) <= RESULT_LIMIT:
             left = deadline - time.monotonic()
             if left <= 0:
                 return bytes(data), True
@@ -91,7 +111,7 @@ def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
             elif pidfd in ready:
                 os.set_blocking(read_fd, False)  # the child is gone: take what it wrote, wait no more
                 try:
-                    while chunk := os.read(read_fd, 1 << 16):
+                    while len(data) <= RESULT_LIMIT and (chunk := os.read(read_fd, 1 << 16)):
                         data += chunk
                 except BlockingIOError:
                     pass
@@ -99,6 +119,18 @@ def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
     finally:
         os.close(pidfd)
     return bytes(data), False
+
+
+def _record(data: bytes) -> Result:
+    """The job's result record, or an error when its process sent something else (its snippet wrote
+    into its own result pipe: the card speaks only for itself, and is told so)."""
+    try:
+        result = json.loads(data)
+    except ValueError:
+        result = None
+    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+        return {"ok": False, "output": "", "error": "the snippet wrote into its job's result pipe"}
+    return result  # type: ignore[return-value]
 
 
 def reap_orphans(keep: set[int]) -> None:
@@ -156,14 +188,18 @@ def run_isolated(job: Job, workdir: str, timeout: float) -> Result:
     finally:
         os.close(read_fd)
     status = 0
-    if not timed_out:
-        _, status = os.waitpid(pid, 0)
-    reached = stuck.ask(pid, workdir) if timed_out and not data.endswith(b"\n") else ""
+    answered = data.endswith(b"\n") and len(data) <= RESULT_LIMIT
+    reached = stuck.ask(pid, workdir) if timed_out and not answered else ""
+    if answered or timed_out or len(data) > RESULT_LIMIT:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # done, or never will be: it has nothing more to say
+    _, status = os.waitpid(pid, 0)
     reap_all(pid)
     trees.remove(jobdir)
-    if data.endswith(b"\n"):
-        result: Result = json.loads(data)
-        return result
+    if len(data) > RESULT_LIMIT:
+        return {"ok": False, "output": "", "error": f"its result is larger than {RESULT_LIMIT >> 20} MiB"}
+    if answered:
+        return _record(data)
     if timed_out:
         return {"ok": False, "output": "", "error": stuck.timed_out(timeout, reached)}
     return {"ok": False, "output": "", "error": describe_exit(status)}

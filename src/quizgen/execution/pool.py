@@ -18,13 +18,14 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import IO
 
 import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
 from quizgen.errors import QuizgenError
+from quizgen.execution import sandbox as sandbox_engine
 from quizgen.execution.order import split as order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 
@@ -92,7 +93,6 @@ class Pool:
         memory: int = DEFAULT_MEMORY,
         warm: bool = True,
         sandbox: str = "auto",
-        keep: Sequence[Path] = (),
         python: Path | None = None,
     ) -> None:
         self.jobs, self.memory = jobs, memory
@@ -102,27 +102,42 @@ class Pool:
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         # -P: not the working folder first on the import path; -s: no user site-packages.
-        imports, keep = None, list(keep)
+        imports, keep = None, list[str]()
         if python is not None and python != Path(sys.executable):  # another torch's environment
             from quizgen import torches
 
             imports = str(torches.import_path())
-            keep.append(Path(quizgen.__file__).resolve().parent)  # where the import path's link leads
+            keep.append(str(Path(quizgen.__file__).resolve().parent))  # where the import path's link leads
         cmd = [str(python or sys.executable), "-P", "-s", "-m", "quizgen.execution.worker"]
         cmd += ["--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")
-        cmd += ["--sandbox", sandbox]
-        for path in keep:
-            cmd += ["--keep", str(Path(path).resolve())]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=environment(imports),
-            cwd="/",  # the project's files must not be found by a relative import or path
-        )
+        env = environment(imports)
+        self.sandboxed = sandbox != "off"
+        launch = sandbox_engine.Launch(cmd)
+        if self.sandboxed:
+            try:
+                launch = sandbox_engine.launch(cmd, env, keep, str(python or sys.executable))
+            except sandbox_engine.SandboxError as exc:
+                self.stderr.close()
+                raise SandboxUnavailable(f"the sandbox cannot start: {exc}") from exc
+        else:
+            self.sandbox_off = "turned off (--sandbox=off)"
+        try:
+            self.proc = subprocess.Popen(
+                launch.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                env=env if not self.sandboxed else {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+                cwd="/",  # the project's files must not be found by a relative import or path
+                pass_fds=launch.fds,
+                # A session of its own, without a terminal, sandbox or not: no snippet can push input
+                # into the user's shell (TIOCSTI) or write escapes to the terminal through /dev/tty.
+                start_new_session=True,
+            )
+        finally:
+            launch.close()
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last lines the pool and its workers wrote to stderr (kept for reports of quizgen bugs)."""
@@ -138,11 +153,19 @@ class Pool:
         """Wait for the pool to be up (torch imported, sandbox entered or not)."""
         if self._ready:
             return
-        message = self._receive()
+        try:
+            message = self._receive()
+        except WorkerCrashed as exc:
+            if not self.sandboxed:
+                raise
+            raise SandboxUnavailable(
+                f"bubblewrap could not start the sandbox: {exc.message.partition(':')[2].strip()}\n"
+                "(--sandbox=off runs this repository's snippets with your own rights: "
+                "only for cards you trust)"
+            ) from exc
         if not message.get("ready"):
             self.proc.wait()
             raise SandboxUnavailable(message.get("error") or "the worker pool did not start")
-        self.sandbox_off = message.get("sandbox", "")
         self.torch_version = str(message.get("torch_version", ""))
         self._ready = True
 
@@ -246,7 +269,6 @@ def execute(
     on_result: Callable[[str, Outcome], bool] | None = None,
     pool: Pool | None = None,
     sandbox: str = "auto",
-    keep: Sequence[Path] = (),
     unsandboxed: list[str] | None = None,
     timeouts: Mapping[str, float] | None = None,
     python: Path | None = None,
@@ -264,9 +286,7 @@ def execute(
     # Warming optimizers up once in the zygote pays when a worker runs more than one job; with a
     # job per worker, each worker warms only what its snippet uses, in parallel.
     workers = max(1, min(jobs, len(work)))
-    active = pool or Pool(
-        workers, memory, warm=len(work) > workers, sandbox=sandbox, keep=keep, python=python
-    )
+    active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, python=python)
     try:
         active.ready()
         if active.sandbox_off and unsandboxed is not None and sandbox != "off":  # off: the user knows

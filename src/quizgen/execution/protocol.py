@@ -170,8 +170,6 @@ class Result(TypedDict):
     cited: NotRequired[dict[str, Answer]]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
-    contaminated: NotRequired[list[str]]  # the shared state the job changed (its worker ran nothing after)
-    cold: NotRequired[bool]  # with contaminated: the pool was not warmed, so torch's first use counts too
 
 
 @dataclass
@@ -190,8 +188,6 @@ class Outcome:
     cited: dict[str, Answer] | None = None
     error: str | None = None
     internal: str | None = None
-    contaminated: list[str] | None = None
-    cold: bool = False
     torch_version: str = ""
     seconds: float = 0.0
     cached: bool = False
@@ -213,8 +209,6 @@ class Outcome:
             cited=data.get("cited"),
             error=data.get("error"),
             internal=data.get("internal"),
-            contaminated=data.get("contaminated"),
-            cold=bool(data.get("cold", False)),
             torch_version=str(data.get("torch_version", "")),
             seconds=float(data.get("seconds", 0.0)),
         )

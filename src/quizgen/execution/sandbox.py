@@ -1,251 +1,305 @@
-"""The sandbox every snippet runs in: Linux namespaces entered once by the pool process (the zygote),
-before it imports torch, so every worker forked from it inherits them at no cost per job.
+"""The sandbox every snippet runs in: bubblewrap (`bwrap`, the engine Flatpak is built on) with a seccomp
+filter, around the whole worker pool.
 
-- a user namespace: the rights to set up the others, none over the host; once the sandbox is built
-  the zygote drops every capability (and the bounding set, with no_new_privs), so no snippet can
-  mount, unmount or remount anything, nor write a sysctl, nor regain rights by running a program;
-- a mount namespace holding a fresh root (as bubblewrap and nsjail build one): an empty read-only
-  tmpfs with, read-only, only what the pool needs bound in (`needed_paths`: the Python installation
-  and its import path, quizgen, the system's /usr and library folders, `ld.so.cache`) and the paths
-  the caller keeps (the project's cards folder); a fresh /proc of its own PID namespace with /proc/sys
-  read-only; a /dev of six device nodes; size-capped tmpfs for /tmp (each job's folder lives there),
-  /dev/shm and an empty $HOME (`HOME`); a made-up /etc/passwd, group and hosts. Nothing else of the
-  host exists inside: not its $HOME, its other files, nor its Unix sockets (a session bus,
-  docker.sock, an agent), which a path can no longer reach;
-- a network namespace: no network but its own loopback (nothing on the host's 127.0.0.1 is reachable);
-- an IPC namespace: no SysV shared memory, semaphores or message queues of the host, and none left
-  behind (they go with the namespace);
-- a PID namespace whose first process is the zygote: no host process is visible, and when the zygote
-  ends, for any reason, the kernel kills every process left in it (daemons, `setsid`, double forks);
-  its `pid_max` caps the processes and threads alive in it at once (`PID_LIMIT`, at least that many,
-  at most 299 more: the kernel hands out numbers below 300 only until it first wraps round), which
-  works for root too, where RLIMIT_NPROC does not; RLIMIT_NPROC is set as well (it counts for other
-  users, on kernels before 6.14 whose `pid_max` is not per namespace; root there has no cap);
-- a UTS namespace: the host's name is not visible (the sandbox's is `HOSTNAME`).
+quizgen does not set up namespaces itself: this module only writes bwrap's command line.
 
-Memory budget: each worker may grow by `--memory` (RLIMIT_AS) and the tmpfs folders hold at most
-fresh_root.TMP_BYTES + SHM_BYTES + HOME_BYTES in all, shared by the whole pool (tmpfs pages are not counted by
-RLIMIT_AS; a build's most is workers * memory + that sum).
+- `--unshare-all` (user, mount, PID, IPC, network, UTS, cgroup namespaces) and `--disable-userns`: no
+  host process is visible, no network but the sandbox's own loopback, no SysV IPC of the host, and no
+  snippet can make a namespace of its own;
+- `--new-session`: the pool has no controlling terminal, so no snippet can push input into the user's
+  shell (TIOCSTI) or write escapes to it through `/dev/tty` (bwrap's fix for CVE-2017-5226);
+- `--cap-drop ALL`, `--die-with-parent`;
+- a fresh root holding, read-only, only what the pool needs (`paths`: the system's programs and
+  libraries, the Python installation and its import path with quizgen), a fresh `/proc` and `/dev`,
+  size-capped tmpfs for `/tmp` (each job's folder lives there), `/dev/shm` and an empty `$HOME`, and a
+  made-up `/etc/passwd`, `group` and `hosts`. Nothing of the project is bound in (snippets get their
+  code with the job; tracebacks take the lines from there), so no card reaches `.git` or another file
+  of the repository, whatever symlinks it ships;
+- `--seccomp`: a filter (libseccomp, through pyseccomp) refusing what no snippet needs (`DENIED`):
+  the keyring, tracing other processes or reading their memory, BPF, perf events, userfaultfd,
+  io_uring, mounts, namespaces, kernel modules and kexec, and the TIOCSTI and TIOCLINUX ioctls.
 
-Processes are confined by isolate.py (a subreaper per worker ends every process a job starts).
-Where a step cannot be set up (macOS, kernels that forbid unprivileged user namespaces, a /proc that
-may not be mounted again, no way to cap processes) `start` says why, in a throw-away probe, before
-anything changes, and the pool runs without any of it; `require` makes that an error instead.
+bwrap itself cannot cap the number of processes. Where the kernel keeps `pid_max` per PID namespace
+(Linux 6.14 and later), util-linux's `unshare` makes an outer PID namespace whose `pid_max` is set to
+PID_LIMIT (a nested namespace is held to its ancestors' limits), with bwrap started inside it; on older
+kernels that write fails and the pool runs without a process cap (timeouts still end every process).
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import fcntl
+import functools
+import json
 import os
-import resource
-import select
-import signal
-import socket
-import struct
+import shlex
+import shutil
+import subprocess
 import sys
-import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass
-
-from quizgen.execution.fresh_root import (
-    HOME,
-    HOSTNAME,
-    PID_LIMIT,
-    SYSTEM_PATHS,
-    Plan,
-    SandboxError,
-    build_root,
-    check,
-    libc,
-    plan,
-    write,
-)
-
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-_NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWUTS
-
-
-_PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
-_PR_CAPBSET_DROP = 24
-_PR_SET_NO_NEW_PRIVS = 38
-_SYS_CAPSET = 126  # x86_64
-_CAP_VERSION_3 = 0x20080522
-
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 MODES = ("auto", "require", "off")
 
+TMP_BYTES = 256 << 20  # /tmp: the jobs' folders and whatever snippets write
+
+SHM_BYTES = 256 << 20  # /dev/shm: torch's shared memory
+
+HOME_BYTES = 16 << 20  # $HOME: caches a library may write (matplotlib, torch hub)
+
+PID_LIMIT = 1024  # processes and threads alive at once in the pool (at least this many may be)
+
+_RESERVED_PIDS = 300  # numbers below this are handed out only until the first wrap
+
+HOME = "/home/sandbox"
+
+HOSTNAME = "quizgen-sandbox"
+
+# What every Python needs of the system: programs and shared libraries (and the loader's cache).
+SYSTEM_PATHS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/alternatives",
+    "/sys/devices/system/cpu",  # how many CPUs there are: torch's cpuinfo reads it as it loads
+)
+
+_TMPFS = (("/tmp", TMP_BYTES, "1777"), ("/dev/shm", SHM_BYTES, "1777"), (HOME, HOME_BYTES, "0700"))
+
+_HIDDEN = ("/proc", "/dev", "/sys")  # never bound in whole: made fresh (what is needed is listed above)
+
+_ETC = {
+    "passwd": "sandbox:x:{uid}:{gid}:sandbox:{home}:/bin/sh\n",
+    "group": "sandbox:x:{gid}:\n",
+    "hosts": "127.0.0.1 localhost {host}\n::1 localhost ip6-localhost\n",
+    "hostname": "{host}\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+}
+
+# System calls no snippet needs, refused with EPERM (flatpak's list, common/flatpak-run.c, is the model).
+DENIED = (
+    # the kernel keyring: a key of the shell that started quizgen is found and read through these
+    "add_key",
+    "keyctl",
+    "request_key",
+    # other processes: tracing, reading or writing their memory, taking their file descriptors
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "kcmp",
+    # kernel attack surface no snippet uses
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "lookup_dcookie",
+    "syslog",
+    "uselib",
+    "acct",
+    "quotactl",
+    "quotactl_fd",
+    "vhangup",
+    # mounts and namespaces (bwrap has built the sandbox: nothing in it may change it)
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    # the machine itself
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+)
+
+_TIOCSTI = 0x5412  # push a byte into a terminal's input
+_TIOCLINUX = 0x541C  # on a virtual console, can copy and paste the screen: the same as TIOCSTI
+_CLONE_NEWUSER = 0x10000000
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be started here (the message says why and what to do)."""
+
 
 @dataclass(frozen=True)
-class Status:
-    on: bool
-    reason: str = ""  # why it is off
+class Launch:
+    """The command that starts the pool in the sandbox, and the file descriptors it reads at start."""
+
+    argv: list[str]
+    fds: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Close this side's copies of `fds` (the started process has its own)."""
+        for fd in self.fds:
+            os.close(fd)
 
 
-def _prctl(option: int, value: int, what: str) -> None:
-    lib = libc()
-    lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    check(lib.prctl(option, value, 0, 0, 0), what)
-
-
-def _loopback_up() -> None:
-    """Bring up `lo` in the new network namespace, so snippets may talk to themselves (gloo, sockets)."""
-    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        ifreq = struct.pack("16sH14s", b"lo", 0, b"")
-        flags = struct.unpack("16sH14s", fcntl.ioctl(s, siocgifflags, ifreq))[1]
-        fcntl.ioctl(s, siocsifflags, struct.pack("16sH14s", b"lo", flags | iff_up, b""))
-
-
-def start(mode: str, keep: Iterable[str] = (), parent: int | None = None) -> Status:
-    """Enter the sandbox as `mode` asks (auto, require, off); the caller must be single-threaded.
-
-    `keep` lists the paths the sandbox shows, read-only. A forked probe tries first, so a platform
-    without namespaces is found out before anything changes here; `require` turns that into a
-    SandboxError. On success this process is PID 1 of the new PID namespace: the process that called
-    it waits for it outside and exits with its status, or kills it when `parent` (a pidfd) ends;
-    inside, `parent` is closed, since a pidfd of a host process would let a snippet reach it.
-    """
-    if mode == "off":
-        return Status(False, "turned off (--sandbox=off)")
+def unavailable() -> str:
+    """Why the sandbox cannot start here ('' when bwrap is installed)."""
     if not sys.platform.startswith("linux"):
-        reason = f"namespaces are Linux only (this is {sys.platform})"
-    else:
-        try:
-            shown = plan(keep)
-            reason = _probe(shown)
-        except (SandboxError, OSError) as exc:
-            reason = str(exc)
-    if reason:
-        if mode == "require":
-            raise SandboxError(f"the sandbox is required but unavailable: {reason}")
-        return Status(False, reason)
-    try:
-        _enter(shown, parent)
-    except SandboxError:
-        raise
-    except Exception as exc:  # half set up: this process must not go on, in the sandbox or out of it
-        raise SandboxError(f"the sandbox could not be entered: {exc}") from exc
-    return Status(True)
-
-
-def _probe(shown: Plan) -> str:
-    """Why the sandbox cannot be entered here ('' when it can), found out in a throw-away child."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        try:
-            _enter(shown, None)
-            code = 0
-        except BaseException as exc:  # anything here means: no sandbox
-            os.write(write, str(exc).encode()[:2000])
-            code = 1
-        os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as f:
-        message = f.read().decode(errors="replace")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return message or f"the probe ended with status {os.waitstatus_to_exitcode(status)}"
+        return f"bubblewrap is Linux only (this is {sys.platform})"
+    if shutil.which("bwrap") is None:
+        return (
+            "bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: "
+            "`sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`), "
+            "or pass --sandbox=off to run this repository's snippets with your own rights "
+            "(only for cards you trust)"
+        )
     return ""
 
 
-def _enter(shown: Plan, parent: int | None) -> None:
-    uid, gid = os.getuid(), os.getgid()
+def seccomp_filter() -> int:
+    """A memfd holding the compiled filter (BPF), at offset 0, for `bwrap --seccomp FD`."""
     try:
-        check(libc().unshare(_NAMESPACES), "unshare")
-    except AttributeError as exc:  # no unshare in this libc
-        raise SandboxError(f"unshare: {exc}") from exc
-    write("/proc/self/setgroups", "deny")
-    write("/proc/self/uid_map", f"{uid} {uid} 1")
-    write("/proc/self/gid_map", f"{gid} {gid} 1")
-    _become_init(parent)
-    build_root(shown, uid, gid)
-    _loopback_up()
-    check(libc().sethostname(HOSTNAME.encode(), len(HOSTNAME)), "sethostname")
-    resource.setrlimit(resource.RLIMIT_NPROC, (PID_LIMIT, PID_LIMIT))
-    _drop_privileges()
-    # Not traceable: a snippet could otherwise take over the zygote or another worker (ptrace,
-    # pidfd_getfd) and change what other cards' jobs answer. Workers inherit this.
-    _prctl(_PR_SET_DUMPABLE, 0, "prctl(PR_SET_DUMPABLE)")
-    os.environ["HOME"] = HOME
-    os.environ["TMPDIR"] = "/tmp"
-    tempfile.tempdir = None  # found again from TMPDIR
-
-
-def _become_init(parent: int | None) -> None:
-    """Fork into the new PID namespace: the child goes on as its PID 1, the caller waits and exits.
-
-    The child dies with the caller (PR_SET_PDEATHSIG), so killing the pool process the parent knows
-    ends the namespace and with it every process in there; so does the end of `parent`, which the
-    caller watches. stdin and stdout are the child's alone.
-    """
-    alive_read, alive_write = os.pipe()
-    # Opened before the fork: the child's pivot_root changes this process's root as well (they share
-    # the mount namespace), so from here on it must not need a path.
-    devnull = os.open(os.devnull, os.O_RDWR)
-    pid = os.fork()
-    if pid:
-        code = 1
+        import pyseccomp as seccomp
+    except (ImportError, OSError) as exc:  # pyseccomp is a dependency; libseccomp is the system's
+        raise SandboxError(
+            f"the seccomp filter cannot be built ({exc}): install libseccomp (Debian: libseccomp2)"
+        ) from exc
+    deny = seccomp.ERRNO(1)  # EPERM
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in DENIED:
         try:
-            os.dup2(devnull, 0)
-            os.dup2(devnull, 1)
-            child = os.pidfd_open(pid)
-            if parent is not None and parent in select.select([child, parent], [], [])[0]:
-                os.kill(pid, signal.SIGKILL)  # quizgen is gone: so is every process in the sandbox
-            _, status = os.waitpid(pid, 0)
-            code = os.waitstatus_to_exitcode(status)
-        finally:  # never back into the caller: the child is the one that goes on
-            os._exit(code if code >= 0 else 128 - code)
-    os.close(devnull)
-    os.close(alive_write)
-    if parent is not None:
-        os.close(parent)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, "prctl(PR_SET_PDEATHSIG)")
-    if select.select([alive_read], [], [], 0)[0]:  # the caller is gone already: its pipe end closed
-        os._exit(1)
-    os.close(alive_read)
+            rules.add_rule(deny, name)
+        except (RuntimeError, ValueError, OSError):
+            continue  # a call this architecture or libseccomp does not know: it cannot be made
+    for request in (_TIOCSTI, _TIOCLINUX):  # compared on 32 bits: the kernel reads the request so
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
+    # clone3's flags are in memory a filter cannot read: ENOSYS makes glibc fall back to clone
+    rules.add_rule(seccomp.ERRNO(38), "clone3")
+    fd = os.memfd_create("quizgen-seccomp", 0)
+    with os.fdopen(os.dup(fd), "wb") as out:
+        rules.export_bpf(out)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
-def _drop_privileges() -> None:
-    """Drop every capability, for good: nothing in the sandbox may change its mounts or regain rights."""
-    _prctl(_PR_SET_NO_NEW_PRIVS, 1, "prctl(PR_SET_NO_NEW_PRIVS)")
-    for cap in range(64):
-        try:
-            _prctl(_PR_CAPBSET_DROP, cap, "prctl(PR_CAPBSET_DROP)")
-        except SandboxError:
-            if ctypes.get_errno() != errno.EINVAL:  # EINVAL: past the last capability
-                raise
-            break
-    header = struct.pack("Ii", _CAP_VERSION_3, 0)
-    data = ctypes.create_string_buffer(24)  # effective, permitted, inheritable: two words each, all 0
-    check(libc().syscall(_SYS_CAPSET, header, data), "capset")
-    with open("/proc/self/status") as f:
-        caps = dict(line.split(":\t") for line in f if line.startswith("Cap"))
-    if any(int(caps[name], 16) for name in ("CapPrm", "CapEff", "CapBnd", "CapAmb")):
-        raise SandboxError("capabilities were left after dropping them")
+def _data(name: str, text: str) -> int:
+    fd = os.memfd_create(f"quizgen-{name}", 0)
+    os.write(fd, text.encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
-def needed_paths() -> list[str]:
-    """What the pool reads from: the system, the Python installation and its import path (with
-    quizgen), and the folders LD_LIBRARY_PATH names for the libraries torch loads. A pool under another
-    torch runs its environment's Python (quizgen/torches.py), so that environment is what is bound."""
-    paths = [
-        *SYSTEM_PATHS,
-        sys.executable,
-        sys.prefix,
-        sys.base_prefix,
-        sys.exec_prefix,
-        sys.base_exec_prefix,
-    ]
-    paths += [p for p in sys.path if os.path.isabs(p)]
-    paths += [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if os.path.isabs(p)]
-    return paths
+@functools.cache
+def _python_paths(python: str, import_path: str) -> tuple[str, ...]:
+    """What `python` reads from: its installation and its import path (asked of it, as the pool will
+    start it: `-P -s`, PYTHONPATH `import_path`, in `/`)."""
+    ask = "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, "
+    ask += "sys.exec_prefix, sys.base_exec_prefix, *sys.path]))"
+    env = {"PYTHONPATH": import_path, "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+    try:
+        out = subprocess.run(
+            [python, "-P", "-s", "-c", ask], capture_output=True, env=env, cwd="/", timeout=60, check=True
+        ).stdout
+        return tuple(p for p in json.loads(out) if isinstance(p, str) and os.path.isabs(p))
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise SandboxError(f"{python} could not say where it is installed: {exc}") from exc
+
+
+def under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def binds(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(source, place inside) for each path to show: each at its real place, and at the place named
+    when a symlink leads there (a venv's `bin/python`), so both names work inside. A folder brings
+    what is under it; /proc, /dev and /sys are never shown whole."""
+    wanted: dict[str, str] = {}
+    for path in paths:
+        path = os.path.normpath(path)
+        if not os.path.exists(path):
+            continue
+        real = os.path.realpath(path)
+        if real == "/":
+            raise SandboxError(f"{path} is the whole file system: it cannot be shown read-only alone")
+        for place in dict.fromkeys([real, path]):
+            if any(under(place, hidden) for hidden in _HIDDEN) and place not in SYSTEM_PATHS:
+                continue
+            wanted[place] = real
+    shown: list[tuple[str, str]] = []
+    for place in sorted(wanted):  # a folder comes before what is inside it, and may show it already
+        seen = (
+            os.path.join(src, os.path.relpath(place, inside)) for src, inside in shown if under(place, inside)
+        )
+        if not any(os.path.realpath(path) == wanted[place] for path in seen):
+            shown.append((wanted[place], place))
+    return shown
+
+
+def launch(
+    inner: Sequence[str], env: Mapping[str, str], keep: Iterable[str] = (), python: str = sys.executable
+) -> Launch:
+    """The command running `inner` (the pool) in the sandbox with exactly the environment `env`.
+
+    `keep` adds paths to show read-only (another torch's pool: where its import path's link leads)."""
+    why = unavailable()
+    if why:
+        raise SandboxError(why)
+    fds = [seccomp_filter()]
+    uid, gid = os.getuid(), os.getgid()
+    argv = [str(shutil.which("bwrap")), "--unshare-all", "--unshare-user", "--disable-userns"]
+    argv += ["--new-session"]
+    argv += ["--die-with-parent", "--cap-drop", "ALL", "--uid", str(uid), "--gid", str(gid)]
+    argv += ["--hostname", HOSTNAME, "--clearenv", "--chdir", "/"]
+    for name, value in {**env, "HOME": HOME, "TMPDIR": "/tmp"}.items():
+        argv += ["--setenv", name, value]
+    for link in SYSTEM_PATHS:  # /bin -> usr/bin: the link itself, so no folder is shown twice
+        if os.path.islink(link) and not os.path.isabs(os.readlink(link)):
+            argv += ["--symlink", os.readlink(link), link]
+    system = [p for p in SYSTEM_PATHS if not (os.path.islink(p) and not os.path.isabs(os.readlink(p)))]
+    paths = [*system, *_python_paths(python, env.get("PYTHONPATH", "")), *keep]
+    for source, place in binds(paths):
+        argv += ["--ro-bind", source, place]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for place, size, perms in _TMPFS:
+        argv += ["--perms", perms, "--size", str(size), "--tmpfs", place]
+    for name, text in _ETC.items():
+        fds.append(_data(name, text.format(uid=uid, gid=gid, home=HOME, host=HOSTNAME)))
+        argv += ["--ro-bind-data", str(fds[-1]), f"/etc/{name}"]
+    argv += ["--remount-ro", "/"]  # the fresh root itself: only the tmpfs folders are writable
+    argv += ["--seccomp", str(fds[0]), "--", *inner]
+    return Launch(_capped(argv), fds)
+
+
+def _capped(argv: list[str]) -> list[str]:
+    """`argv` inside an outer PID namespace whose pid_max caps the processes of the sandbox (Linux 6.14
+    and later keep pid_max per namespace; a nested one is held to its ancestors'). Where `unshare` is
+    missing the pool has no process cap; where the kernel refuses the write, likewise."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return argv
+    cap = f'echo {PID_LIMIT + _RESERVED_PIDS} > /proc/sys/kernel/pid_max 2>/dev/null; exec "$@"'
+    outer = [unshare, "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc"]
+    return [*outer, "--", "/bin/sh", "-c", cap, "sh", *argv]
+
+
+def describe(argv: Sequence[str]) -> str:
+    """The command as a shell would take it (for reports of a pool that did not start)."""
+    return shlex.join(argv)

@@ -3,15 +3,12 @@
 `python -m quizgen.execution.worker` (the zygote) imports torch once, warms it up, and forks worker processes
 from that warm state. Jobs arrive as JSON lines on stdin; the zygote hands each to an idle worker,
 enforces its wall-clock timeout, notices a worker that crashed or exited, replaces it, and writes
-results as JSON lines to stdout. Workers run jobs one after another, each in a fresh namespace and
-a fresh temporary folder with torch's global settings and seeds reset, under a memory cap. Forking
-per worker rather than per job matters: forking a process holding torch costs ~20 ms.
-The zygote never runs card code and stays single-threaded, because forking a process that has
-started torch's thread pools hangs the child. It ends when its stdin closes or quizgen's process
-is gone (a build killed with SIGKILL leaves no pool behind), and then kills every process left. In
-the sandbox it is PID 1 of its PID namespace, whose end the kernel makes the end of every process
-in it, and the process waiting for it outside watches quizgen (a pidfd of it inside would let a
-snippet reach quizgen); without the sandbox the zygote watches quizgen itself.
+results as JSON lines to stdout. Workers run jobs one after another, each in a process of its own
+(isolate.py) with torch's global settings and seeds reset, under a memory cap; no worker nor the
+zygote ever runs card code. The zygote stays single-threaded, because forking a process that has
+started torch's thread pools hangs the child. It ends when its stdin closes or the process that started
+it is gone (a build killed with SIGKILL leaves no pool behind), and then kills every process left; in
+the sandbox, bwrap's PID namespace ends every process in it as well.
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ from quizgen.constants import (
     DEFAULT_TIMEOUT,
     ORDER_TIMEOUT_FACTOR,
 )
-from quizgen.execution import isolate, sandbox, stuck, worker_life
-from quizgen.execution.contamination import Watch
+from quizgen.execution import isolate, stuck, worker_life
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 
 WORKER_GRACE = 10.0
@@ -83,18 +79,18 @@ class _Worker:
         self.deadline = 0.0
         self.limit = 0.0
         self.timed_out = False
-        self.reached = ""  # where a job stopped at its timeout was in the card files ("cards/a.yaml:9")
         self.cancelled = False
         self.retiring = False
-        self.in_place = True  # jobs run in the worker itself (not each in a child)
 
 
 def _worker_death(status: int, worker: _Worker) -> Result:
-    """A worker ended while it had a job: the job's fault when it ran in the worker, else quizgen's."""
+    """A worker ended while it had a job: quizgen's fault (its jobs run in children of their own), unless
+    it overran the job's timeout and grace, or a snippet killed it."""
     if worker.timed_out:
-        return {"ok": False, "output": "", "error": stuck.timed_out(worker.limit, worker.reached)}
-    if worker.in_place:
-        return {"ok": False, "output": "", "error": isolate.describe_exit(status)}
+        return {"ok": False, "output": "", "error": stuck.timed_out(worker.limit, "")}
+    if os.WIFSIGNALED(status):  # another card's snippet may send it a signal: that card's own job fails
+        killed = isolate.describe_exit(status).replace("snippet", "job", 1)
+        return {"ok": False, "output": "", "error": killed}
     why = isolate.describe_exit(status).replace("the snippet", "the worker process", 1)
     return {"ok": False, "output": "", "internal": why + " (its stderr may say why)"}
 
@@ -106,12 +102,8 @@ class _Zygote:
         timeout: float,
         memory: int,
         torch_version: str,
-        watch: Watch | None,
         parent: int | None = None,
-        cold: bool = False,
     ) -> None:
-        self.watch = watch  # taken here, once: every worker is forked from this state
-        self.cold = cold  # not warmed: torch's first-use changes show as a job's (warm.py)
         self.parent = parent  # a pidfd of quizgen's process: readable once it has ended
         self.jobs, self.timeout, self.memory = jobs, timeout, memory
         self.torch_version = torch_version
@@ -137,12 +129,11 @@ class _Zygote:
                 os.close(w.from_fd)
             os.close(to_write)
             os.close(from_read)
-            worker_life.live(to_read, from_write, workdir, self.memory, self.watch)
+            worker_life.live(to_read, from_write, workdir, self.memory)
         os.close(to_read)
         os.close(from_write)
         os.set_blocking(from_read, False)
         worker = _Worker(pid, to_write, from_read, workdir)
-        worker.in_place = self.watch is not None
         self.workers[from_read] = worker
         self.sel.register(from_read, selectors.EVENT_READ, worker)
         # Its end is noticed when it ends, not when its pipe closes: a process its snippet forked may
@@ -156,9 +147,8 @@ class _Zygote:
         job = message["job"]
         factor = ORDER_TIMEOUT_FACTOR if job["type"] == "search" else 1
         worker.limit = float(message.get("timeout", self.timeout)) * factor
-        # A worker that runs each job in a child stops it at its limit itself; otherwise the zygote does.
-        grace = WORKER_GRACE if self.watch is None else 0.0
-        worker.deadline = time.monotonic() + worker.limit + grace
+        # The worker stops its job's process at the limit itself; the zygote stops a worker that does not.
+        worker.deadline = time.monotonic() + worker.limit + WORKER_GRACE
         worker.job_id = message["id"]
         worker.timed_out = worker.cancelled = False
         worker.data.clear()
@@ -179,8 +169,6 @@ class _Zygote:
     def reply(self, worker: _Worker, result: Result) -> None:
         worker.retiring = worker.retiring or bool(result.pop("retire", False))
         result["torch_version"] = self.torch_version
-        if self.cold and result.get("contaminated"):
-            result["cold"] = True
         if not worker.cancelled:
             self.send({"id": worker.job_id or "", "result": result})
         worker.job_id = None
@@ -278,7 +266,6 @@ class _Zygote:
             for w in list(self.workers.values()):
                 if w.job_id is not None and now >= w.deadline and not w.timed_out:
                     w.timed_out = True
-                    w.reached = stuck.ask(w.pid, w.workdir) if w.in_place else ""
                     os.kill(w.pid, signal.SIGKILL)
                     # At once, not at its pipe's end: a process the snippet forked may hold that open.
                     self.bury(w)
@@ -321,33 +308,13 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
-    parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto")
-    parser.add_argument("--keep", action="append", default=[], help="a path the sandbox must show")
     args = parser.parse_args()
     parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
-    try:  # before torch is imported: entering namespaces needs a single-threaded process
-        status = sandbox.start(args.sandbox, [*args.keep, *sandbox.needed_paths()], parent)
-    except sandbox.SandboxError as exc:
-        sys.stdout.write(json.dumps({"ready": False, "error": str(exc)}) + "\n")
-        sys.stdout.flush()
-        os._exit(1)
     torch_version = _warm_up(optimizers=not args.cold)
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
-    if status.on:
-        parent = None  # closed: the process waiting outside the sandbox watches quizgen instead
-    watch = Watch()
-    zygote = _Zygote(
-        max(1, args.jobs),
-        args.timeout,
-        args.memory,
-        torch_version,
-        watch if watch.fast else None,
-        parent,
-        cold=args.cold,
-    )
+    zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
-    ready["sandbox"] = "" if status.on else status.reason
     zygote.send(ready)
     try:
         zygote.serve()

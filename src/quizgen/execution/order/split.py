@@ -152,11 +152,6 @@ class Split:
         """The result of a split search: the last job's (or a failed part's), the parts' time added."""
         parts = [r for r in self.parts.pop(key, []) if r is not None]
         joined: Result = {**result, "seconds": result.get("seconds", 0.0) + _seconds(parts)}
-        contaminated = sorted({c for r in [result, *parts] for c in r.get("contaminated", [])})
-        if contaminated:
-            joined["contaminated"] = contaminated
-        if any(r.get("cold") for r in [result, *parts]):  # the pool's, not the part's: a cold pool
-            joined["cold"] = True  # (what torch's first use changed in a part is no change of the card's)
         return joined
 
 

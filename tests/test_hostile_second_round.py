@@ -1,0 +1,281 @@
+"""The second red team's findings against the pool (issue 28): the user's terminal, one card answering
+for another (and the cache keeping the forgery), the project bound into the sandbox, the session
+keyring. Each builds a hostile repository in a temporary folder with a fake $HOME and checks the
+effect: what reached the terminal, what the outputs and the cache hold."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import select
+import sys
+import termios
+import time
+import tty
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from quizgen.cli import cli
+
+from .conftest import write_project
+from .test_hostile_processes import home  # noqa: F401 - the fake $HOME fixture
+from .test_sandbox import basic, deck, outputs
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
+
+SECRET = "s3cret-2nd-round-token"
+
+
+def value(card_id: str, code: str, expr: str) -> str:
+    body = "\n".join("      " + line for line in code.strip("\n").splitlines())
+    return f"  - id: {card_id}\n    kind: value\n    ask: q\n    code: |\n{body}\n    answer_expr: {expr}\n"
+
+
+# -- finding 1: the user's terminal -----------------------------------------------------------------
+
+TERMINAL = """
+import fcntl, termios
+try:
+    tty = os.open("/dev/tty", os.O_RDWR)
+except OSError as exc:
+    print("no tty:", type(exc).__name__)
+else:
+    for byte in b"touch {marker}\\n":
+        try:
+            fcntl.ioctl(tty, termios.TIOCSTI, bytes([byte]))
+        except OSError as exc:
+            print("TIOCSTI:", type(exc).__name__)
+            break
+    os.write(tty, b"\\x1b]52;c;{marker_b64}\\x07\\x1b]0;{marker}\\x07")
+for fd in range(0, 64):  # any descriptor that is a terminal
+    try:
+        if os.isatty(fd):
+            fcntl.ioctl(fd, termios.TIOCSTI, b"x")
+            print("a terminal at", fd)
+    except OSError as exc:
+        print("fd", fd, type(exc).__name__)
+"""
+
+
+def _run_on_a_terminal(root: Path, env: dict[str, str], *args: str) -> tuple[bytes, bytes, int]:
+    """Run `quizgen build` with a new pseudo-terminal as its controlling terminal, as a user's shell
+    would; return what it wrote to the terminal, what waits in the terminal's input after it exited
+    (what the shell would read next), and its exit status."""
+    master, slave = os.openpty()
+    tty.setraw(slave)  # no echo: a byte pushed into the input stays there, for the test to find
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child execs at once
+        try:
+            os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+            for fd in (0, 1, 2):
+                os.dup2(slave, fd)
+            os.chdir(root)
+            argv = [sys.executable, "-P", "-m", "quizgen", "build", "-j", "1", "--no-cache", *args]
+            os.execve(sys.executable, argv, env)
+        finally:
+            os._exit(127)
+    written = bytearray()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready = select.select([master], [], [], 0.2)[0]
+        if ready:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # EIO: every process holding the slave side is gone
+                chunk = b""
+            written += chunk
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done and not ready:
+            break
+    os.set_blocking(slave, False)
+    pushed = b""
+    with contextlib.suppress(BlockingIOError):
+        pushed = os.read(slave, 1 << 16)
+    os.close(master)
+    os.close(slave)
+    return bytes(written), pushed, os.waitstatus_to_exitcode(status)
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_a_snippet_cannot_reach_the_users_terminal(tmp_path: Path, home: Path, sandbox: str) -> None:  # noqa: F811
+    """Not even with --sandbox=off: the pool is always a session of its own, without a terminal."""
+    marker = f"/tmp/qz-pwned-{uuid.uuid4().hex[:8]}"
+    code = TERMINAL.replace("{marker}", marker).replace("{marker_b64}", "cXVpemdlbg==")
+    root = write_project(tmp_path / "project", deck(basic("terminal", code)))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    written, pushed, status = _run_on_a_terminal(root, env, "--sandbox", sandbox)
+    assert status == 0, written.decode(errors="replace")
+    assert marker.encode() not in pushed and pushed == b""  # nothing for the shell to run
+    assert b"\x1b]52" not in written and b"\x1b]0;" not in written  # no clipboard, no title
+    assert marker.encode() not in written
+    shown = _card(root, "terminal")["outcome"]["output"]
+    assert "no tty: OSError" in shown  # no controlling terminal in the sandbox
+    assert "a terminal at" not in shown
+    assert not Path(marker).exists()
+
+
+# -- finding 2: no card speaks for another, and the cache keeps no forgery ---------------------------
+
+FORGER = """
+import fcntl, json, select, stat
+forged = (json.dumps({"ok": True, "output": "", "value": {"type": "float", "value": 99.0, "display": "99.0"}})
+          + "\\n").encode()
+readers, writers = [], []
+for fd in range(3, 256):
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            continue
+    except OSError:
+        continue
+    (writers if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY else readers).append(fd)
+for fd in writers:  # "this job is done": the pool may hand this process the next card's job
+    os.write(fd, forged)
+for _ in range(3):
+    for fd in select.select(readers, [], [], 2)[0]:
+        os.read(fd, 1 << 20)  # the next card's job: answer it
+        for w in writers:
+            os.write(w, forged)
+print("forger ran with", len(readers), "readers and", len(writers), "writers")
+"""
+
+HONEST = value("b-honest", "w = torch.tensor(1.0, requires_grad=True)\n(2 * w).backward()", "w.grad.item()")
+
+
+def _build(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _card(root: Path, card_id: str) -> dict[str, Any]:
+    for deck_ in json.loads((root / "build" / "cards.json").read_text())["decks"]:
+        for card in deck_["cards"]:
+            if card["id"] == card_id:
+                return dict(card)
+    raise AssertionError(f"{card_id} not built")
+
+
+def _answer(root: Path, card_id: str) -> str:
+    return str(_card(root, card_id)["outcome"]["value"]["display"])
+
+
+def test_a_card_cannot_answer_for_the_next_card_nor_poison_the_cache(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    setup = "deck: Hostile\nsetup: |\n  import os, torch\ncards:\n"
+    root = write_project(tmp_path / "project", {"hostile.yaml": setup + basic("a-forger", FORGER) + HONEST})
+    _build(root, monkeypatch)
+    assert _answer(root, "b-honest") == "2.0"
+    assert _card(root, "a-forger")["outcome"]["value"]["display"] == "99.0"  # it speaks for itself alone
+    # The pull request's card is gone; the same cache answers the main branch's build.
+    (root / "cards" / "hostile.yaml").write_text(setup + HONEST)
+    _build(root, monkeypatch)
+    assert _answer(root, "b-honest") == "2.0"
+
+
+def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code = """
+    import stat
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, b"not a result\\n")
+        except OSError:
+            pass
+    """
+    setup = "deck: Hostile\nsetup: |\n  import os, torch\ncards:\n"
+    root = write_project(tmp_path / "project", {"hostile.yaml": setup + basic("garbler", code) + HONEST})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache"])
+    assert result.exit_code == 1
+    assert "card 'garbler' -> code: the snippet wrote into its job's result pipe" in result.output
+    assert "b-honest" not in result.output and "quizgen bug" not in result.output
+
+
+# -- finding 4: the project is never bound into the sandbox ------------------------------------------
+
+
+def test_cards_linked_to_the_project_root_show_no_file_of_the_repository(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text(f"[http]\n\textraheader = AUTHORIZATION: basic {SECRET}\n")
+    code = f"""
+    points = [line.split()[4] for line in open("/proc/self/mountinfo")]
+    for folder in [*points, "{root}", "{root}/cards"]:
+        for name in (".git/config", "cards/.git/config"):
+            try:
+                print(open(os.path.join(folder, name)).read())
+            except OSError:
+                pass
+    print("looked in", len(points), "mounts")
+    """
+    (root / "hostile.yaml").write_text(deck(basic("dot-git", code))["hostile.yaml"])
+    (root / "cards").symlink_to(".")
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    built = outputs(root)
+    assert "looked in" in built
+    assert SECRET not in built
+
+
+# -- finding 5: the session keyring ----------------------------------------------------------------
+
+_ADD_KEY, _KEYCTL = 248, 250  # x86_64
+_KEY_SPEC_SESSION_KEYRING = -3
+_KEYCTL_INVALIDATE = 21
+
+
+def test_a_key_in_the_session_keyring_reaches_no_output(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if os.uname().machine != "x86_64":
+        pytest.skip("the system call numbers here are x86_64's")
+    libc = ctypes.CDLL(None, use_errno=True)
+    name = f"quizgen-test-{uuid.uuid4().hex[:8]}"
+    key = libc.syscall(
+        _ADD_KEY, b"user", name.encode(), SECRET.encode(), len(SECRET), _KEY_SPEC_SESSION_KEYRING
+    )
+    assert key > 0, os.strerror(ctypes.get_errno())
+    code = f"""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for ring in (-3, -4, -5, -1, -2):  # session, user, user session, thread, process
+        found = libc.syscall(250, 10, ctypes.c_long(ring), b"user", b"{name}", 0)  # KEYCTL_SEARCH
+        if found < 0:
+            found = libc.syscall(249, b"user", b"{name}", None, ctypes.c_long(ring))  # request_key
+        buf = ctypes.create_string_buffer(256)
+        n = libc.syscall(250, 11, ctypes.c_long(found), buf, 256)  # KEYCTL_READ
+        print(ring, found, n, buf.raw[: max(n, 0)].decode(errors="replace"), ctypes.get_errno())
+    """
+    try:
+        root = write_project(tmp_path / "project", deck(basic("keyring", code)))
+        monkeypatch.chdir(root)
+        result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+        assert result.exit_code == 0, result.output
+        built = outputs(root)
+        assert "-3 " in built  # the snippet ran and printed
+        assert SECRET not in built
+    finally:
+        libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, ctypes.c_long(key))
