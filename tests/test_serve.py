@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from quizgen import pipeline, serve
 from quizgen.cli import cli
 from quizgen.execution.pool import Pool
+from quizgen.render import manifest
 
 from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab
 
@@ -262,10 +263,19 @@ def test_serve_shows_a_failed_build_in_the_page_and_reloads_on_a_good_one(
     assert "__quizgen" not in (root / "build" / "quiz" / SAMPLE_PAGE).read_text()
 
 
+def site_of(folder: Path, state_dir: Path) -> serve.Site:
+    """A Site for `folder` as a good build leaves it: its files recorded in a manifest, loaded."""
+    manifest.remember(state_dir, "fingerprint", manifest.Kept([folder]), [])
+    site = serve.Site(folder, state_dir)
+    site.load()
+    return site
+
+
 def test_serve_answers_only_on_localhost_and_sends_status(tmp_path: Path) -> None:
-    (tmp_path / "index.html").write_text("<html><body><p>hi</p></body></html>")
+    (tmp_path / "quiz").mkdir()
+    (tmp_path / "quiz" / "index.html").write_text("<html><body><p>hi</p></body></html>")
     live = serve.Live()
-    server = serve.make_server(tmp_path, port=0, live=live)
+    server = serve.make_server(site_of(tmp_path / "quiz", tmp_path), port=0, live=live)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

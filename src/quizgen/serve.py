@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import json
+import mimetypes
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import cache
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from quizgen import confine, pipeline, terminal, trees
+from quizgen import confine, nofollow, pipeline, state, terminal, trees
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count, warning_lines
 from quizgen.execution.pool import Pool
+from quizgen.render import manifest
 
 Echo = Callable[[str], None]
 POLL_SECONDS = 0.5
@@ -57,11 +60,14 @@ class Live:
     """How the builds went, for the pages `serve` sends: they ask for it (`script`) and show a failed
     build's error, or reload after a new good one. Read by the server's threads, set by the watcher."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_built: Callable[[], None] | None = None) -> None:
         self._lock = threading.Lock()
         self._state: dict[str, Any] = {"build": 0, "ok": True, "error": "", "good": 0}
+        self._on_built = on_built  # before a page hears of the build, so its reload finds the new files
 
     def built(self) -> None:
+        if self._on_built is not None:
+            self._on_built()
         with self._lock:
             n = self._state["build"] + 1
             self._state = {"build": n, "ok": True, "error": "", "good": n}
@@ -147,40 +153,93 @@ def watch_forever(options: pipeline.Options, echo: Echo) -> None:
 LIVE_PATH = "/__quizgen/live.js"
 STATUS_PATH = "/__quizgen/status.js"
 _LIVE_TAG = f'<script src="{LIVE_PATH}"></script>'.encode()
+WAITING_ID = "quizgen-serve-waiting"  # static/serve/live.js words its error box for this page
+_WAITING = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>quizgen serve: no good build to show</title></head>
+<body id="{WAITING_ID}"><main><h1>No good build to show yet</h1>
+<p>quizgen serve sends only the files a good build of this session wrote: the build is under way, it
+failed (its error shows here), or the file changed since. This page reloads after the next good build.</p>
+</main>{_LIVE_TAG.decode()}</body></html>
+""".encode()
+_WAITING_POLICY = "default-src 'none'; script-src 'self'"
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    """Static files with caching off, so a reload after a rebuild shows the new pages; quiet logs. Pages
-    get static/serve/live.js, which shows a failed build and reloads after a good one (`live`)."""
+class Site:
+    """What serve sends: the files the last good build of this session wrote, as its manifest records
+    them (render/manifest.py), each read beneath the output folder through no link (nofollow.py) and sent
+    only while its size and SHA-256 are those recorded. Before the first good build, nothing: never a
+    folder a repository shipped. No folder is ever listed."""
 
-    live: Live
+    def __init__(self, folder: Path, state_dir: Path) -> None:
+        self.folder = folder
+        self.state_dir = state_dir
+        self._lock = threading.Lock()
+        self._files: dict[str, tuple[int, str]] | None = None
 
-    def __init__(self, *args: Any, live: Live, **kw: Any) -> None:
+    def load(self) -> None:
+        """Take the manifest of the build that just succeeded."""
+        files = manifest.published(self.state_dir, self.folder)
+        with self._lock:
+            self._files = files
+
+    def files(self) -> dict[str, tuple[int, str]] | None:
+        """The files by name ('decks/a.html') as (size, SHA-256); None before the first good build."""
+        with self._lock:
+            return self._files
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of `name` as the build wrote them; None when it was not written, or changed since."""
+        files = self.files() or {}
+        if name not in files:
+            return None
+        size, sha = files[name]
+        data = nofollow.read_beneath(self.folder.parent, f"{self.folder.name}/{name}", size)
+        if data is None or len(data) != size or hashlib.sha256(data).hexdigest() != sha:
+            return None
+        return data
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """The site's files with caching off, so a reload after a rebuild shows the new pages; quiet logs.
+    Pages get static/serve/live.js, which shows a failed build and reloads after a good one (`live`)."""
+
+    def __init__(self, *args: Any, site: Site, live: Live, **kw: Any) -> None:
+        self.site = site
         self.live = live
         super().__init__(*args, **kw)
 
     def do_GET(self) -> None:
-        if not self._for_this_machine():
-            return self.send_error(403, "this preview answers to localhost only")
-        path = urlsplit(self.path).path
-        if path == STATUS_PATH:
-            return self._send(self.live.script(), "text/javascript; charset=utf-8")
-        if path == LIVE_PATH:
-            return self._send(_live_js(), "text/javascript; charset=utf-8")
-        file = Path(self.translate_path(self.path))
-        if path.endswith("/") and file.is_dir():
-            file = file / "index.html"
-        if file.suffix == ".html" and file.is_file():
-            page = file.read_bytes()
-            at = page.rfind(b"</body>")
-            page = page[:at] + _LIVE_TAG + page[at:] if at >= 0 else page + _LIVE_TAG
-            return self._send(page, "text/html; charset=utf-8")
-        super().do_GET()
+        self._answer(body=True)
 
     def do_HEAD(self) -> None:
+        self._answer(body=False)
+
+    def _answer(self, body: bool) -> None:
         if not self._for_this_machine():
             return self.send_error(403, "this preview answers to localhost only")
-        super().do_HEAD()
+        path = unquote(urlsplit(self.path).path)
+        if path == STATUS_PATH:
+            return self._send(self.live.script(), "text/javascript; charset=utf-8", body)
+        if path == LIVE_PATH:
+            return self._send(_live_js(), "text/javascript; charset=utf-8", body)
+        files = self.site.files()
+        name = path.lstrip("/")
+        name += "index.html" if name == "" or name.endswith("/") else ""
+        if files is not None and name not in files:
+            if f"{name}/index.html" in files:  # a folder named without its slash, as a static server does
+                self.send_response(301)
+                self.send_header("Location", urlsplit(self.path).path + "/")
+                self.send_header("Content-Length", "0")
+                return self.end_headers()
+            return self.send_error(404, "not a file the build wrote")
+        data = self.site.read(name)
+        if data is None:  # no good build yet, or the file changed since: never what is on disk instead
+            return self._send(_WAITING, "text/html; charset=utf-8", body, 503, _WAITING_POLICY)
+        if name.endswith(".html"):
+            at = data.rfind(b"</body>")
+            data = data[:at] + _LIVE_TAG + data[at:] if at >= 0 else data + _LIVE_TAG
+            return self._send(data, "text/html; charset=utf-8", body)
+        return self._send(data, mimetypes.guess_type(name)[0] or "application/octet-stream", body)
 
     def _for_this_machine(self) -> bool:
         """Whether the request names this machine: a page elsewhere whose domain was re-pointed at
@@ -191,12 +250,16 @@ class _Handler(SimpleHTTPRequestHandler):
         host = urlsplit("//" + self.headers.get("Host", "")).hostname or ""
         return host in _LOCAL_NAMES
 
-    def _send(self, body: bytes, content_type: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+    def _send(self, data: bytes, kind: str, body: bool, code: int = 200, policy: str = "") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        if policy:
+            self.send_header("Content-Security-Policy", policy)
         self.end_headers()
-        self.wfile.write(body)
+        if body:
+            self.wfile.write(data)
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
@@ -212,10 +275,10 @@ def _live_js() -> bytes:
 
 
 def make_server(
-    site: Path, host: str = "127.0.0.1", port: int = 8000, live: Live | None = None
+    site: Site, host: str = "127.0.0.1", port: int = 8000, live: Live | None = None
 ) -> ThreadingHTTPServer:
-    """An HTTP server for `site`; the folder is looked up per request, so a rebuild's swap is picked up."""
-    handler = functools.partial(_Handler, directory=str(site), live=live or Live())
+    """An HTTP server for `site`; its files are looked up per request, so a rebuild is picked up."""
+    handler = functools.partial(_Handler, site=site, live=live or Live())
     try:
         return ThreadingHTTPServer((host, port), handler)
     except OSError as exc:
@@ -233,8 +296,9 @@ def serve(
 ) -> None:
     """`quizgen serve`: serve build/quiz on localhost and rebuild it on change until Ctrl-C or `stop`."""
     confine.output_folder(options.out_dir / "quiz", options.cards_dir)  # never serve a folder outside
-    live = Live()
-    server = make_server(options.out_dir / "quiz", host, port, live)
+    site = Site(options.out_dir / "quiz", state.where(options.out_dir))
+    live = Live(on_built=site.load)
+    server = make_server(site, host, port, live)
     thread = threading.Thread(target=server.serve_forever, name="quizgen-serve", daemon=True)
     thread.start()
     url = f"http://{host}:{server.server_port}/"

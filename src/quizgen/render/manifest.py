@@ -8,6 +8,9 @@ outcomes and job keys (torch's and Python's versions are in the keys) and SOURCE
 manifest (`outputs.json` in the project's state folder, quizgen/state.py: one a repository shipped could
 keep its own outputs) is removed before outputs are replaced and written after, so a build killed in
 between renders again.
+
+It also records the size and SHA-256 of every file the build wrote (read through no link): what `quizgen
+serve` may send, and only while a file still has them (quizgen/serve.py).
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
-from quizgen import trees
+from quizgen import confine, nofollow, trees
 from quizgen.cards.model import VerifiedDeck
 
 NAME = "outputs.json"
 LOCK_NAME = "quizgen.lock"  # render/anki/lock.py's (importing that loads genanki, which a kept build skips)
-FORMAT = 1
+FORMAT = 2  # 2: the written files' digests
 
 
 @dataclass
@@ -84,6 +87,34 @@ def _stats(paths: list[Path]) -> dict[str, list[int]]:
     return out
 
 
+def _digests(paths: list[Path]) -> dict[str, list[object]]:
+    """[size, SHA-256] of each regular file among `paths` and in their folders, by path (links left out)."""
+    out: dict[str, list[object]] = {}
+    for target in paths:
+        inside = [(target, p.relative_to(target).as_posix()) for p in _files(target)]
+        for top, name in inside if target.is_dir() else [(target.parent, target.name)]:
+            found = nofollow.digest(top, name)
+            if found is not None:
+                out[str(top / name)] = list(found)
+    return out
+
+
+def published(state_dir: Path, folder: Path) -> dict[str, tuple[int, str]]:
+    """The files the last good build wrote in `folder`, by name relative to it ('decks/a.html'), each as
+    (size, SHA-256); nothing when no manifest speaks for the outputs."""
+    try:
+        data = json.loads((state_dir / NAME).read_text(encoding="utf-8"))
+        top = confine.lexical(folder)
+        found: dict[str, tuple[int, str]] = {}
+        for path, (size, sha) in data["files"].items():
+            here = confine.lexical(Path(path))
+            if here.is_relative_to(top) and isinstance(size, int) and isinstance(sha, str):
+                found[here.relative_to(top).as_posix()] = (size, sha)
+        return found
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 def current(state_dir: Path, print_: str) -> Kept | None:
     """The last build's report when its outputs are current for inputs of fingerprint `print_`."""
     try:
@@ -111,6 +142,7 @@ def remember(state_dir: Path, print_: str, kept: Kept, also: list[Path]) -> None
         "written": [str(p) for p in kept.written],
         "watched": [str(p) for p in watched],
         "stats": _stats(watched),
+        "files": _digests(kept.written),
     }
     path = state_dir / NAME
     try:

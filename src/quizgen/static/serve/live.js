@@ -8,6 +8,7 @@
   var POLL_MS = 1000;
   var seen = null; // the build the page was loaded from (the first status it hears)
   var BOX = "quizgen-serve-failed";
+  var WAITING = "quizgen-serve-waiting"; // serve's page before a good build (serve.py WAITING_ID)
 
   function show(error) {
     var box = document.getElementById(BOX);
@@ -21,7 +22,9 @@
       heading.id = BOX + "-heading";
       heading.textContent = "The last build failed";
       var note = document.createElement("p");
-      note.textContent = "This page is from the last good build. Fix the error and save: the page reloads.";
+      note.textContent = document.getElementById(WAITING)
+        ? "No build of this session has succeeded yet. Fix the error and save: the quiz then loads."
+        : "This page is from the last good build. Fix the error and save: the page reloads.";
       var pre = document.createElement("pre");
       pre.tabIndex = 0;
       box.appendChild(heading);
