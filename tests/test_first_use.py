@@ -138,7 +138,7 @@ VICTIM = value(
 )
 
 
-def test_a_card_that_patches_torch_is_isolated_named_and_cached(
+def test_a_card_that_patches_torch_changes_no_later_card_and_is_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = tmp_path / "home"
@@ -149,10 +149,8 @@ def test_a_card_that_patches_torch_is_isolated_named_and_cached(
     monkeypatch.chdir(root)
     first = CliRunner().invoke(cli, ["check", "-j", "1"])
     assert first.exit_code == 0, first.output + first.stderr
-    # Named, with what it changed, in the build's output.
-    assert "note: cards/t.yaml:" in first.stderr and "card 'patches-zero-grad'" in first.stderr
-    assert "torch.optim.optimizer.Optimizer" in first.stderr
-    assert "card 'victim'" not in first.stderr and "card 'after'" not in first.stderr
+    # Its change stayed in its own process: nothing to tell (each job runs in a process of its own).
+    assert "note:" not in first.stderr
     # The victim ran after it (one worker) and still saw torch's own zero_grad.
     report = pipeline.check(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
     answers = {vc.card.id: vc.answer for d in report.decks for vc in d.cards}

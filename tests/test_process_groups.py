@@ -48,11 +48,10 @@ def value(card_id: str, code: str, expr: str) -> str:
     return f"  - id: {card_id}\n    kind: value\n    ask: q\n    code: |\n{body}\n    answer_expr: {expr}\n"
 
 
-def test_ddp_jobs_share_a_worker_and_end_their_groups(tmp_path: Path) -> None:
+def test_ddp_jobs_one_after_another_end_their_groups(tmp_path: Path) -> None:
     """Twenty jobs that each make a gloo group, run a DDP backward and destroy the group, one after
-    another in one worker: all verified, none named as changing shared state, one worker for all (none
-    retired), and no gloo thread left for the next card. Before, one such job in ~20 hung as its
-    namespace was freed, and every one retired its worker."""
+    another in one worker (each in a process of its own): all verified, and no gloo thread left for the
+    next card. Before, one such job in ~20 hung as its namespace was freed."""
     cards = "".join(value(f"ddp-{n}", DDP_JOB.replace("{n}", str(n)), "(grad, pid)") for n in range(20))
     cards += value("after", GLOO_LEFT, "(len(gloo), pid)")
     root = write_project(tmp_path / "p", {"d.yaml": HEADER + cards})
@@ -61,10 +60,8 @@ def test_ddp_jobs_share_a_worker_and_end_their_groups(tmp_path: Path) -> None:
         report = pipeline.check(options)
         again = pipeline.check(options)
     answers = {vc.card.id: vc.answer["value"] for d in report.decks for vc in d.cards if vc.answer}
-    pids = {a[1] for a in answers.values()}
     assert answers.pop("after")[0] == 0  # no gloo thread left
     assert {grad for grad, _ in answers.values()} == {2.0}
-    assert len(pids) == 1, answers  # the card after them too: no job retired the worker
     assert (again.executed, again.cached) == (0, 21)
 
 

@@ -45,8 +45,8 @@ _common = [
         type=click.Choice(["auto", "require", "off"]),
         default="auto",
         show_default=True,
-        help="Run snippets without network, with a read-only file system and an empty $HOME "
-        "(auto: where Linux allows it; require: fail where it does not).",
+        help="Run snippets in bubblewrap's sandbox: no network, no terminal, a read-only file system "
+        "without the project or $HOME (auto, require: stop where it cannot start; off: your rights).",
     ),
     click.option("--no-cache", "no_cache", is_flag=True, help="Execute every snippet again."),
     click.option(
