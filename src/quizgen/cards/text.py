@@ -1,7 +1,8 @@
 """The Markdown of cards and decks, checked where it is written and again as its placeholders filled it
 in (what a snippet printed or computed is as untrusted as what was written): math the quiz cannot show
-and images that are missing (or no image, or outside the project) are errors; a remote image is a
-warning, since nothing is loaded from the network (it shows as a link)."""
+or Anki must not read, a math opener Markdown leaves outside math, and images that are missing (or no
+image, or outside the project) are errors; a remote image is a warning, since nothing is loaded from the
+network (it shows as a link). The math checked is what the renderer's own Markdown parser reads as math."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def text_problems(
         if reason:
             shown = f"\\[{tex}\\]" if display else f"\\({tex}\\)"
             errors.append(Problem(where, f"math {shown} cannot be shown: {reason}"))
+    errors += _stray_problems(text, where)
     for src in markup.image_sources(text):
         if markup.is_remote(src):
             if not src.lower().startswith("data:"):
@@ -83,11 +85,26 @@ def text_problems(
     return errors, warnings
 
 
+def _stray_problems(text: str, where: Location) -> list[Problem]:
+    """A math opener the rendered text holds outside math and code is an error: Anki's MathJax would
+    read what follows it as math that no check read."""
+    problems = []
+    for opener in dict.fromkeys(markup.stray_math(text)):
+        message = (
+            f"'{opener}' outside math (Markdown makes it of '\\{opener}' or '&#92;{opener[1]}'): Anki would "
+            "read what follows as math no check has read; put it in a code span to show it as text"
+        )
+        problems.append(Problem(where, message))
+    return problems
+
+
 def filled_problems(
-    written: str, filled: str, root: Path, where: Location, names: list[str]
+    written: str, filled: str, root: Path, where: Location, names: list[str], shown: str = ""
 ) -> tuple[list[Problem], list[Problem]]:
     """(errors, warnings) of a text as its placeholders `names` filled it in: the same rules as for
-    written text, for what the filling brought (the written text's own problems are told at load)."""
+    written text, for what the filling brought (the written text's own problems are told at load).
+    `filled` has the values as they are; `shown`, when given, is the text as it is rendered (its values
+    escaped), whose openers outside math are checked too."""
     told = {p.message for found in text_problems(written, where.path, root, where) for p in found}
     cited = ", ".join(f"{{{{{name}}}}}" for name in names)
 
@@ -96,6 +113,8 @@ def filled_problems(
         return [Problem(where, said + p.message) for p in found if p.message not in told]
 
     errors, warnings = text_problems(filled, where.path, root, where)
+    if shown:
+        errors += [p for p in _stray_problems(shown, where) if p.message not in {e.message for e in errors}]
     return new(errors), new(warnings)
 
 

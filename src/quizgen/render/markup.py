@@ -16,6 +16,8 @@ from quizgen.render.highlighting import tokens_html
 
 if TYPE_CHECKING:  # imported where used: an unchanged check renders nothing and should not load them
     from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
+    from markdown_it.token import Token
 
 LIGHT_STYLE = "default"
 DARK_STYLE = "github-dark"
@@ -23,7 +25,8 @@ _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 _MATH_OPEN = re.compile(r"\\[(\[]")
 _MATH_CLOSE = {"\\(": "\\)", "\\[": "\\]"}
 _TICKS = re.compile(r"`+")
-_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
+# What Anki's MathJax does not read as text: the math it was meant to read, and code (`tex2jax_ignore`).
+_CHECKED = re.compile(r'<span class="math">.*?</span>|<pre[ >].*?</pre>|<code>.*?</code>', re.S)
 
 
 def highlight(code: str, language: str = "python") -> str:
@@ -67,8 +70,46 @@ def _md() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _fence})
     md.enable("table")
     md.enable("strikethrough")
+    # Math is a token of the parser's own, tried before a backslash escape: what is math is decided by
+    # the one reading that also decides code spans, fences and escapes (a scanner of our own said "code"
+    # where Markdown said `\``, and the math in between reached Anki's MathJax unchecked).
+    md.inline.ruler.before("escape", "math", _math_token)
+    md.add_render_rule("math", _math_html)
     md.add_render_rule("image", _image)
     return md
+
+
+def _math_token(state: StateInline, silent: bool) -> bool:
+    """`\\( ... \\)` or `\\[ ... \\]` at the parser's position: one `math` token, up to the nearest closer."""
+    start = state.pos
+    opener = state.src[start : start + 2]
+    if opener not in _MATH_CLOSE:
+        return False
+    end = _closer(state, opener, start + 3)  # (at least one character of TeX, as before)
+    if end < 0 or end + 2 > state.posMax:
+        return False
+    if not silent:
+        token = state.push("math", "", 0)
+        token.content = state.src[start : end + 2]
+        token.markup = opener
+    state.pos = end + 2
+    return True
+
+
+def _closer(state: StateInline, opener: str, at: int) -> int:
+    """Where the nearest closer of `opener` at or after `at` is (-1: none), in time linear in the text
+    over all openers (card text is untrusted): each kind remembers the last closer it found, and where
+    it looked for it, in the parser's state of this text."""
+    known: dict[str, tuple[int, int]] = vars(state).setdefault("_quizgen_closers", {})
+    looked, found = known.get(opener, (len(state.src) + 1, -1))
+    if not (looked <= at and (found < 0 or found >= at)):
+        found = state.src.find(_MATH_CLOSE[opener], at)
+        known[opener] = (at, found)
+    return found
+
+
+def _math_html(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return f'<span class="math">{html.escape(tokens[idx].content)}</span>'
 
 
 @lru_cache(maxsize=4096)  # cards share texts ("What is w.grad?"); the Anki and quiz views each ask
@@ -76,21 +117,9 @@ def markdown(text: str, inline: bool = False) -> str:
     """Render Markdown; `\\( \\)` and `\\[ \\]` math survive untouched for MathJax (Anki has it)."""
     if not text:
         return ""
-    stash: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        stash.append(match.group(0))
-        return f"\ue000{len(stash) - 1}\ue001"
-
-    protected = _protect_math(text, keep)
     md = _md()
-    rendered = md.renderInline(protected) if inline else md.render(protected)
-    rendered = _HEADING.sub(lambda m: m.group(1) + breakable(m.group(3)) + m.group(4), rendered)
-    return re.sub(
-        "\ue000(\\d+)\ue001",
-        lambda m: f'<span class="math">{html.escape(stash[int(m.group(1))])}</span>',
-        rendered,
-    )
+    rendered = md.renderInline(text) if inline else md.render(text)
+    return _HEADING.sub(lambda m: m.group(1) + breakable(m.group(3)) + m.group(4), rendered)
 
 
 def breakable(fragment: str) -> str:
@@ -101,18 +130,20 @@ def breakable(fragment: str) -> str:
 
 
 def math_in(text: str) -> list[tuple[str, bool]]:
-    """The TeX of every `\\( \\)` and `\\[ \\]` outside code, each with whether it is display math."""
-    found: list[tuple[str, bool]] = []
+    """The TeX of every `\\( \\)` and `\\[ \\]` the Markdown parser reads as math (never code), each with
+    whether it is display math: exactly what `markdown` puts in math spans."""
     if "\\(" not in text and "\\[" not in text:
-        return found
+        return []
+    return [(t.content[2:-2], t.markup == "\\[") for t in _inline(text) if t.type == "math"]
 
-    def keep(match: re.Match[str]) -> str:
-        inline, display = match.group(1), match.group(2)
-        found.append((display, True) if display is not None else (inline, False))
-        return ""
 
-    _protect_math(text, keep)
-    return found
+def stray_math(text: str) -> list[str]:
+    """The math openers (`\\(`, `\\[`) the rendered text holds outside its math and code: Anki's MathJax
+    would read what follows as math that no check read (Markdown makes `\\(` of `\\\\(` or `&#92;(`)."""
+    if "\\" not in text and "&" not in text:
+        return []
+    outside = _CHECKED.sub("", markdown(text))
+    return _MATH_OPEN.findall(html.unescape(_TAG.sub("", outside)))
 
 
 def math_spans(text: str) -> list[tuple[int, int]]:
@@ -135,12 +166,7 @@ def image_sources(text: str) -> list[str]:
     found: list[str] = []
     if "![" not in text:
         return found
-    tokens = _md().parse(_protect_math(text, lambda m: "math"))
-    for token in tokens:
-        for child in token.children or []:
-            if child.type == "image":
-                found.append(str(child.attrGet("src") or ""))
-    return found
+    return [str(t.attrGet("src") or "") for t in _inline(text) if t.type == "image"]
 
 
 CARD_LINK = "#card:"  # `[the other card](#card:some-id)`: a link to another card of the project
@@ -153,12 +179,20 @@ def card_links(text: str) -> list[str]:
     found: list[str] = []
     if CARD_LINK not in text:
         return found
-    for token in _md().parse(_protect_math(text, lambda m: "math")):
-        for child in token.children or []:
-            href = str(child.attrGet("href") or "") if child.type == "link_open" else ""
-            if href.startswith(CARD_LINK) and unquote(href[len(CARD_LINK) :]) not in found:
-                found.append(unquote(href[len(CARD_LINK) :]))
+    for token in _inline(text):
+        href = str(token.attrGet("href") or "") if token.type == "link_open" else ""
+        if href.startswith(CARD_LINK) and unquote(href[len(CARD_LINK) :]) not in found:
+            found.append(unquote(href[len(CARD_LINK) :]))
     return found
+
+
+def _inline(text: str) -> Iterator[Token]:
+    """Every inline token of the text as the renderer reads it (images' alt text included)."""
+    stack = [t for block in _md().parse(text) for t in block.children or []][::-1]
+    while stack:
+        token = stack.pop()
+        yield token
+        stack += (token.children or [])[::-1]
 
 
 def rewrite_card_links(fragment: str, new: Callable[[str, str], str]) -> str:
@@ -203,26 +237,6 @@ def render_math(fragment: str) -> str:
     return _MATH_SPAN.sub(convert, fragment)
 
 
-def _protect_math(text: str, keep: Callable[[re.Match[str]], str]) -> str:
-    """Replace math outside code with placeholders, leaving code spans and fences alone.
-
-    In time about linear in the text, whatever it holds (card text is untrusted): regular expressions
-    that search on from every opener for its closer take hours on a card file of unclosed ones."""
-    out = []
-    pos = 0
-    code = _merged(_fences(text) + _code_spans(text))
-    starts = [a for a, _ in code]
-    for m in _math(text):
-        at = bisect_right(starts, m.start()) - 1
-        if at >= 0 and m.start() < code[at][1]:
-            continue
-        out.append(text[pos : m.start()])
-        out.append(keep(m))
-        pos = m.end()
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def _math(text: str) -> Iterator[re.Match[str]]:
     """What `_MATH.finditer(text)` finds, each opener looking for its closer once: an opener with no
     closer after it means no later opener of its kind has one either."""
@@ -254,27 +268,6 @@ def _pairs(heads: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
         else:
             i += 1
     return spans
-
-
-def _fences(text: str) -> list[tuple[int, int]]:
-    """Fenced code blocks: a line opening with ``` or ~~~ up to the next line that opens alike."""
-    return _pairs([(m.start(), m.end(), m.group(0)) for m in _FENCE_LINE.finditer(text)])
-
-
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """Code spans: a run of backticks up to the next run of as many."""
-    return _pairs([(m.start(), m.end(), m.group(0)) for m in _TICKS.finditer(text)])
-
-
-def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The ranges as disjoint ones, in order."""
-    merged: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if merged and a < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
-        else:
-            merged.append((a, b))
-    return merged
 
 
 @cache

@@ -3,7 +3,8 @@ network. Anki keeps the TeX: its own MathJax renders `\\( \\)` and `\\[ \\]`.
 
 latex2mathml is lenient (an unknown command becomes a letter, a missing argument an empty box) and
 copies `\\text{...}`, `\\href` and `\\style` into its output unescaped, so its tree is checked here and
-rebuilt from an allow-list of MathML elements and attributes: card text never adds HTML to a page.
+rebuilt from an allow-list of MathML elements and attributes: card text never adds HTML to a page. Before
+it, the TeX itself must pass the allow-list of commands that Anki's MathJax may read (render/mathjax.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import html
 import re
 from functools import cache
 from xml.etree.ElementTree import Element, tostring
+
+from quizgen.render import mathjax
 
 # MathML Core's elements, and how many children those with a fixed shape need.
 _ARITY = {
@@ -81,6 +84,8 @@ def mathml(tex: str, display: bool = False) -> str:
     _check_braces(tex)
     if not tex.strip():
         raise TexError("the math is empty")
+    if (why := mathjax.problem(tex)) is not None:
+        raise TexError(why)
     from latex2mathml.converter import convert_to_element  # here: a check that renders nothing skips it
 
     try:

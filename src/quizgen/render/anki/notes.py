@@ -15,7 +15,8 @@ from pathlib import Path
 from quizgen import kinds, versions
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
-from quizgen.render.markup import rewrite_card_links
+from quizgen.render.markup import math_spans, rewrite_card_links
+from quizgen.render.mathml import problem as tex_problem
 from quizgen.render.present import card_view
 from quizgen.render.view import CardView
 
@@ -85,10 +86,20 @@ def titled_links(fragment: str, titles: Mapping[str, tuple[str, str]]) -> str:
     cannot link to another note, but it can say which card it means."""
 
     def title(target: str, inner: str) -> str:
-        named = html.escape(f"“{titles[target][1]}”" if target in titles else target)
+        named = _title_text(titles[target][1]) if target in titles else html.escape(target)
         return f"{inner} ({named})" if inner.strip() else named
 
     return rewrite_card_links(fragment, title)
+
+
+def _title_text(title: str) -> str:
+    """A card's title as text of another note. A title is plain text, where a code span's `\\(...\\)` is
+    text too: its math is left to Anki's MathJax only when everything MathJax would read as math in it
+    passes the checks, else the whole title is shown as written."""
+    shown = html.escape(f"“{title}”")
+    if all(tex_problem(title[a + 2 : b - 2], title[a + 1] == "[") is None for a, b in math_spans(title)):
+        return shown
+    return f'<span class="tex2jax_ignore">{shown}</span>'
 
 
 def note_for(
