@@ -12,6 +12,7 @@ between renders again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
-from quizgen import trees
+from quizgen import files, trees
 from quizgen.cards.model import VerifiedDeck
 
 NAME = "outputs.json"
@@ -55,7 +56,8 @@ def sources(cards_dir: Path, templates_dir: Path, settings_file: Path) -> str:
     for path in [settings_file, *_files(cards_dir), *_files(templates_dir)]:
         if path.is_file() and path != lock:
             digest.update(f"\0{path}\0".encode())
-            digest.update(path.read_bytes())
+            with contextlib.suppress(OSError):  # (a FIFO, gone meanwhile: the loader says what it is)
+                digest.update(files.digest(path, follow=True).encode())
     return digest.hexdigest()
 
 
