@@ -38,7 +38,11 @@ MAX_FILLED_TOTAL = 32 << 20  # characters
 # An answer learners must give, or an exception's message: a string or message longer than this is
 # not something a flashcard asks for (a tensor answer is bounded by MAX_ELEMENTS instead).
 MAX_ANSWER_TEXT = 16 * 1024  # characters
+MAX_IMAGE_BYTES = 16 << 20  # an image a card shows: a flashcard's picture, a diagram
 MAX_TEMPLATE_BYTES = 1 << 20  # a project's template file (the largest packaged one is 3 KB)
+# quizgen.lock: the shipped deck's is 38 KB for 123 cards and one more torch version, so 16 MiB holds some
+# 50,000 cards' entries; parsed it takes about 20 times its size.
+MAX_LOCK_BYTES = 16 << 20
 
 # What the user allows, whatever a project's quizgen.toml says: a project may lower a limit, never lift
 # it past this ceiling (raised by the user with --max-timeout or QUIZGEN_MAX_TIMEOUT). `--timeout` is the

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from quizgen import kinds, matrix, torches, versions
+from quizgen import kinds, lockfile, matrix, torches, versions
 from quizgen.cards import loader
 from quizgen.cards.model import Card, Deck, TorchAnswers, VerifiedDeck
 from quizgen.errors import Problem
@@ -205,7 +205,7 @@ def answers(
 def read_record(lock_path: Path) -> Record:
     """The lock's record of the judged cards (empty when it has none or it is not readable)."""
     try:
-        data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
+        data = (lockfile.load(lock_path) or {}).get(TABLE, {})
     except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}

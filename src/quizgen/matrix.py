@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from quizgen import kinds, prose, timeouts, versions
+from quizgen import kinds, lockfile, prose, timeouts, versions
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.constants import MAX_ANSWER_TEXT
@@ -97,7 +97,7 @@ def _answer_job(job: Job) -> Job:
 def read_recorded(lock_path: Path) -> Recorded:
     """The answers the lock recorded for the versions not installed (empty when it has none)."""
     try:
-        data = json.loads(lock_path.read_text(encoding="utf-8")).get(TABLE, {})
+        data = (lockfile.load(lock_path) or {}).get(TABLE, {})
     except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
         return {}
     if not isinstance(data, dict):

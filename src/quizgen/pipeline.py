@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, judged, matrix, settings, state, timeouts, torches, verify, warned
+from quizgen import confine, files, judged, matrix, settings, state, timeouts, torches, verify, warned
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
@@ -106,10 +106,10 @@ def check(options: Options) -> Report:
 def _card_sources(options: Options) -> str:
     """A digest of the card files and settings as they are now."""
     digest = hashlib.sha256()
-    files = loader.card_files(options.cards_dir) if options.cards_dir.is_dir() else []
-    for path in [settings.path_for(options.cards_dir), *files]:
+    found = loader.card_files(options.cards_dir) if options.cards_dir.is_dir() else []
+    for path in [settings.path_for(options.cards_dir), *found]:
         with contextlib.suppress(OSError):
-            digest.update(f"\0{path}\0".encode() + path.read_bytes())
+            digest.update(f"\0{path}\0".encode() + files.digest(path, follow=True).encode())
     return digest.hexdigest()
 
 

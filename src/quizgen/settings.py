@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import cast
 
-from quizgen import versions
+from quizgen import files, versions
 from quizgen.cards.model import Tolerance
 from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
 from quizgen.errors import CardErrors, Location, Problem
@@ -76,9 +76,9 @@ def source(cards_dir: Path) -> tuple[Path, str] | None:
         return path_for(cards_dir), ""
     pyproject = cards_dir.parent / PYPROJECT
     try:
-        if pyproject.is_file() and pyproject.stat().st_size > MAX_BYTES:
-            return pyproject, PYPROJECT_TABLE  # (refused by load, unread)
-        text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+        text = files.read_text(pyproject, MAX_BYTES, follow=True) if pyproject.is_file() else ""
+    except files.TooLarge:
+        return pyproject, PYPROJECT_TABLE  # (refused by load, unread)
     except (OSError, UnicodeDecodeError):
         return None
     # `[ \t]`, not `\s`: `^\s*` would span lines, quadratic in a file of blank lines (hours for 1 MiB).
@@ -166,6 +166,19 @@ def _over_ceiling(value: float, ceiling: float) -> str:
     )
 
 
+def _text(path: Path) -> str:
+    """The settings file's text; a located error when it is not one quizgen reads."""
+    try:
+        return files.read_text(path, MAX_BYTES, follow=True)  # (links: confine.py's to judge)
+    except files.TooLarge:
+        message = f"over {MAX_BYTES >> 20} MiB: not a settings file"
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror or exc}"
+    except UnicodeDecodeError as exc:
+        message = f"cannot read: {exc}"
+    raise CardErrors([Problem(Location(str(path)), message)])
+
+
 def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
     """The project's settings (the defaults when it has no quizgen.toml nor [tool.quizgen]); a timeout
     over `max_timeout` (the user's ceiling) is an error at its line."""
@@ -174,13 +187,9 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
         return Settings()
     path, prefix = chosen
     name = str(path)
+    text = _text(path)
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise CardErrors([Problem(Location(name), f"over {MAX_BYTES >> 20} MiB: not a settings file")])
-        text = path.read_text(encoding="utf-8")
         data = _table(tomllib.loads(text), prefix)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CardErrors([Problem(Location(name), f"cannot read: {exc}")]) from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion
         raise CardErrors([Problem(Location(name), "invalid TOML: nested too deeply")]) from None
     except tomllib.TOMLDecodeError as exc:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable
-from pathlib import Path
 
 import yaml
 
+from quizgen import files
+from quizgen.constants import MAX_CARD_FILE_BYTES
 from quizgen.errors import Location, Problem
 
 # What PyYAML says about the slips authors make most, and what they usually mean.
@@ -99,7 +100,7 @@ def swallowed(path: str, raw: dict[str, yaml.Node], fields: Iterable[str], card:
 def _key_column(path: str, line: int, key: str) -> int:
     """The column of `key` on a line of the file (0 when it cannot be read)."""
     try:
-        text = Path(path).read_text(encoding="utf-8").split("\n")[line - 1]
+        text = files.read_text(path, MAX_CARD_FILE_BYTES, follow=True).split("\n")[line - 1]
     except (OSError, UnicodeDecodeError, IndexError):
         return 0
     return text.find(key) + 1

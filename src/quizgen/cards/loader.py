@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from quizgen import confine, kinds, prose, trees, versions
+from quizgen import confine, files, kinds, prose, trees, versions
 from quizgen.cards import continued, hints, schema, stored
 from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
@@ -84,8 +84,8 @@ def card_files(cards_dir: Path) -> list[Path]:
     """The card files under `cards_dir`, in a stable order."""
     if not cards_dir.is_dir():
         raise UsageError(f"cards folder not found: {cards_dir}")
-    files = [p for p in trees.walk(cards_dir) if p.suffix in (".yaml", ".yml") and p.is_file()]
-    return sorted(files)
+    found = [p for p in trees.walk(cards_dir) if p.suffix in (".yaml", ".yml") and p.is_file()]
+    return sorted(found)
 
 
 def load_project(cards_dir: Path) -> list[Deck]:
@@ -108,8 +108,8 @@ def load(
     With a `memo`, a file that loaded whole before is read back from it rather than parsed.
     """
     confine.cards_folder(cards_dir)
-    files, problems = confine.card_files(card_files(cards_dir), cards_dir)
-    if not files and not problems:
+    kept, problems = confine.card_files(card_files(cards_dir), cards_dir)
+    if not kept and not problems:
         raise UsageError(f"no card files (*.yaml) in {cards_dir}")
 
     def parse(path: Path, answers: str, found: list[Problem]) -> continued.Part | None:
@@ -117,7 +117,7 @@ def load(
         read = partial(load_file, path, found, tolerance, answers)
         return read() if memo is None else stored.recalled(path, settings, found, memo, read, continued.Part)
 
-    return continued.assemble(files, value_answers, parse, problems), problems
+    return continued.assemble(kept, value_answers, parse, problems), problems
 
 
 def in_source_order(problems: list[Problem]) -> list[Problem]:
@@ -133,14 +133,14 @@ def _decode(path: Path, problems: list[Problem]) -> str | None:
     """The file's text, or None after reporting why it cannot be read (too large, not UTF-8)."""
     name = str(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        problems.append(Problem(Location(name), f"cannot read: {exc}"))
-        return None
-    if len(data) > MAX_CARD_FILE_BYTES:
-        line, col = _position(data[:MAX_CARD_FILE_BYTES].decode("utf-8", "replace"))
-        message = f"the file is {len(data):,} bytes, past the {MAX_CARD_FILE_BYTES:,} a card file may have"
+        data = files.read_bytes(path, MAX_CARD_FILE_BYTES, follow=True)  # (links: confine.py's to judge)
+    except files.TooLarge as exc:
+        line, col = _position(files.head(path, MAX_CARD_FILE_BYTES, follow=True).decode("utf-8", "replace"))
+        message = f"the file is {exc.size:,} bytes, past the {MAX_CARD_FILE_BYTES:,} a card file may have"
         problems.append(Problem(Location(name, line, col), message))
+        return None
+    except OSError as exc:
+        problems.append(Problem(Location(name), f"cannot read: {exc.strerror or exc}"))
         return None
     try:
         return data.decode("utf-8")

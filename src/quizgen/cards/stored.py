@@ -16,7 +16,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from quizgen import files
 from quizgen.cards.model import Deck
+from quizgen.constants import MAX_CARD_FILE_BYTES
 from quizgen.errors import Problem
 
 T = TypeVar("T")
@@ -44,7 +46,7 @@ def recalled(
     settings and code. Only a file that loaded without a problem is kept, so every problem is still found
     (and located) by parsing."""
     try:
-        data = path.read_bytes()
+        data = files.read_bytes(path, MAX_CARD_FILE_BYTES, follow=True)
     except OSError:
         return parse()  # which reports it
     material = repr((memo.salt, str(path), settings)).encode()

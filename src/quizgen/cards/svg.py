@@ -15,6 +15,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from quizgen import files
+from quizgen.constants import MAX_IMAGE_BYTES
+
 # Elements that run or embed a document of their own; HTML's namespace brings <script> and <iframe>.
 _ACTIVE = frozenset({"script", "foreignobject", "iframe", "embed", "object", "handler", "listener"})
 _HTML = "{http://www.w3.org/1999/xhtml}"
@@ -36,7 +39,7 @@ _NOT_CSS = frozenset({"id", "class", "d", "points", "viewbox", "title", "lang", 
 def problem(path: Path) -> str | None:
     """Why the SVG at `path` is not plain drawing (None when it is)."""
     try:
-        data = path.read_bytes()
+        data = files.read_bytes(path, MAX_IMAGE_BYTES, follow=True)
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
     text, why = _text(data)

@@ -7,11 +7,14 @@ network (it shows as a link). The math checked is what the renderer's own Markdo
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 
+from quizgen import files
 from quizgen.cards import schema, svg
 from quizgen.cards.model import Deck
+from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_IMAGE_BYTES
 from quizgen.errors import Location, Problem
 from quizgen.render import markup
 from quizgen.render.mathml import problem as tex_problem
@@ -50,13 +53,15 @@ def _image_problem(card_file: str, src: str, root: Path) -> str | None:
 
 def _content_problem(file: Path, suffix: str) -> str | None:
     """What the file is not, when its bytes are not those of an image of its suffix (None when they are)."""
-    if suffix == ".svg":
-        return None  # (svg.problem reads it whole)
     try:
-        with open(file, "rb") as f:
-            start = f.read(12)
+        with files.open_regular(file, follow=True) as f:  # (a link: checked to stay in the project)
+            size, start = os.fstat(f.fileno()).st_size, f.read(12)
     except OSError as exc:
         return f"readable ({exc.strerror or exc})"
+    if size > MAX_IMAGE_BYTES:
+        return f"an image of at most {MAX_IMAGE_BYTES:,} bytes (it has {size:,})"
+    if suffix == ".svg":
+        return None  # (svg.problem reads it whole)
     if suffix == ".webp":
         fits = start[:4] == b"RIFF" and start[8:12] == b"WEBP"
     else:
@@ -121,7 +126,7 @@ def filled_problems(
 def _description_at(deck: Deck) -> Location:
     """The line of a deck's `description:` (the file alone when it cannot be found)."""
     try:
-        text = Path(deck.path).read_text(encoding="utf-8")
+        text = files.read_text(deck.path, MAX_CARD_FILE_BYTES, follow=True)
     except (OSError, UnicodeDecodeError):
         return Location(deck.path, field="description")
     found = re.search(r"^description\s*:", text, re.M)

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from quizgen import kinds
+from quizgen import files, kinds
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render.base import Project, Rendered
 from quizgen.render.reuse import Reuse
@@ -131,6 +131,9 @@ def _deck_text(deck: dict[str, object]) -> str:
     return frame.replace(json.dumps(_CARDS), "[\n" + lines + "\n ]", 1)
 
 
+MAX_KEPT_BYTES = 256 << 20  # the last build's cards.json read back (10,000 cards make some tens of MB)
+
+
 def _recalled(reuse: Reuse, key: str, old: Path, before: list[str]) -> str | None:
     """The deck's part of the last build's cards.json, if the store knows where and it is still there."""
     found = reuse.cache.lookup("outputs", [key]).get(key) if reuse.cache.enabled else None
@@ -138,7 +141,7 @@ def _recalled(reuse: Reuse, key: str, old: Path, before: list[str]) -> str | Non
         return None
     if not before:
         try:
-            before.append(old.read_text(encoding="utf-8"))
+            before.append(files.read_text(old, MAX_KEPT_BYTES))  # (a regular file, not a link)
         except (OSError, UnicodeDecodeError):
             before.append("")
     start, length, digest = found.split(" ")

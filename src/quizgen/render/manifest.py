@@ -15,6 +15,7 @@ serve` may send, and only while a file still has them (quizgen/serve.py).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
-from quizgen import confine, nofollow, trees
+from quizgen import confine, files, nofollow, trees
 from quizgen.cards.model import VerifiedDeck
 
 NAME = "outputs.json"
@@ -58,7 +59,8 @@ def sources(cards_dir: Path, templates_dir: Path, settings_file: Path) -> str:
     for path in [settings_file, *_files(cards_dir), *_files(templates_dir)]:
         if path.is_file() and path != lock:
             digest.update(f"\0{path}\0".encode())
-            digest.update(path.read_bytes())
+            with contextlib.suppress(OSError):  # (a FIFO, gone meanwhile: the loader says what it is)
+                digest.update(files.digest(path, follow=True).encode())
     return digest.hexdigest()
 
 

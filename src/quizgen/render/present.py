@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from quizgen import files
 from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import Job, job_snippets
@@ -103,7 +104,7 @@ def deck_views(deck: VerifiedDeck) -> list[CardView]:
 
 def media_name(path: Path) -> str:
     """An image's name in the outputs: from its content, so it is stable and two images never collide."""
-    return f"qg-{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}{path.suffix.lower()}"
+    return f"qg-{files.digest(path, follow=True)[:16]}{path.suffix.lower()}"
 
 
 def with_media(fragment: str, card_file: str, media: dict[str, Path]) -> str:

@@ -20,6 +20,7 @@ from markupsafe import Markup, escape
 
 from quizgen import __version__, kinds, prose, versions
 from quizgen.cards.model import VerifiedDeck
+from quizgen.render import bounded
 from quizgen.render.base import Project, Rendered
 from quizgen.render.markup import (
     breakable,
@@ -247,6 +248,9 @@ def _render(
     except RecursionError as exc:  # a project's template nested (or calling itself) past Python's limit
         where = _template_line(exc) or f"{name} (or a template it extends or includes): "
         raise TemplateProblem(f"{where}nested or recursing deeper than templates can go") from None
+    except (MemoryError, bounded.OutOfTime) as exc:  # a project's template, in its bounded process
+        where = _template_line(exc) or f"{name} (or a template it extends or includes): "
+        raise TemplateProblem(f"{where}the template went past a quiz's bounds ({bounded.SAID})") from None
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
 

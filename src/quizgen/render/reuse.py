@@ -12,12 +12,15 @@ import hashlib
 import shutil
 from pathlib import Path
 
+from quizgen import files
 from quizgen.execution.cache import code_stamp, for_output
 
 
 def _digest(path: Path) -> str | None:
+    """The file's digest; None when it is not a regular file (a shipped output folder may hold a link
+    to /dev/zero where the last build's output was)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return files.digest(path)
     except OSError:
         return None
 

@@ -19,6 +19,7 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
+from quizgen import files
 from quizgen.constants import MAX_TEMPLATE_BYTES
 from quizgen.errors import QuizgenError
 
@@ -65,10 +66,14 @@ class ProjectLoader(FileSystemLoader):
                 f"{filename}: the template resolves to {real}, outside the project {self.project}; "
                 "templates are read only from files inside the project"
             )
-        if os.path.getsize(real) > MAX_TEMPLATE_BYTES:
-            raise TemplateProblem(f"{filename}: a template may have at most {MAX_TEMPLATE_BYTES} bytes")
-        with open(real, encoding="utf-8") as f:
-            contents = f.read()
+        try:
+            contents = files.read_text(real, MAX_TEMPLATE_BYTES)  # (resolved: no link is left)
+        except files.TooLarge:
+            raise TemplateProblem(
+                f"{filename}: a template may have at most {MAX_TEMPLATE_BYTES} bytes"
+            ) from None
+        except OSError as exc:
+            raise TemplateProblem(f"{filename}: cannot read: {exc.strerror or exc}") from None
         return contents, os.path.normpath(filename), lambda: False
 
 

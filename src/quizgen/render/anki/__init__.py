@@ -18,8 +18,9 @@ from pathlib import Path
 
 import genanki
 
-from quizgen import judged, kinds, matrix
+from quizgen import files, judged, kinds, matrix
 from quizgen.cards.model import Deck
+from quizgen.constants import MAX_IMAGE_BYTES
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
 from quizgen.render.anki.notes import Note, anki_safe, note_for, titled_links
@@ -165,7 +166,7 @@ def _write_deck(
     path = folder / file_name(deck.name)
     description = anki_safe(titled_links(deck_description(deck, images), titles))
     js_name, js = media_js()
-    media = {name: file.read_bytes() for name, file in images.items()}
+    media = {name: files.read_bytes(file, MAX_IMAGE_BYTES, follow=True) for name, file in images.items()}
     media[js_name] = js
     key = reuse.key(repr((deck_id(deck.name), deck.name, description)), _specs(specs), _media(media))
     if not reuse.copied(key, old / path.name, path):

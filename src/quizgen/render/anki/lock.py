@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from quizgen import files, lockfile
+from quizgen.constants import MAX_LOCK_BYTES
 from quizgen.errors import QuizgenError
 from quizgen.render.stage import Stage
 
@@ -89,13 +91,9 @@ class Changes:
 def read(path: Path) -> Lock:
     """The lock at `path`; an empty one when there is none yet."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Lock()
-    except OSError as exc:
-        raise QuizgenError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text)
+        data = lockfile.load(path)
+        if data is None:
+            return Lock()
         if data.get("format") != FORMAT:
             raise ValueError(f"unknown format {data.get('format')!r}")
         return Lock(
@@ -105,11 +103,10 @@ def read(path: Path) -> Lock:
             torch=_recorded(data.get("torch", {})),
             judged=_judged(data.get("judged", {})),
         )
+    except OSError as exc:
+        raise QuizgenError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # (RecursionError: nested JSON)
-        raise QuizgenError(
-            f"{path}: not a quizgen lock file ({exc}). Restore it from version control, or delete it: "
-            "Anki then sees every note as changed once."
-        ) from None
+        raise QuizgenError(f"{path}: not a quizgen lock file ({exc}). {lockfile.MENDING}") from None
 
 
 def _checked(entry: _Entry) -> _Entry:
@@ -163,9 +160,9 @@ def stage(path: Path, lock: Lock, staged: Stage) -> bool:
     """Stage the lock if its content changed; True when it will be written."""
     text = dumps(lock)
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if files.read_text(path, MAX_LOCK_BYTES) == text:
             return False
-    except OSError:
+    except (OSError, ValueError):
         pass
     staged.file(path).write_text(text, encoding="utf-8")
     return True
