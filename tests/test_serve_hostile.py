@@ -1,7 +1,7 @@
 """Issue 28 finding 3: `quizgen serve` sent a `build/quiz/` the repository shipped, and followed its links:
 a secret in $HOME was served before the first build ended and after it failed, `/h/` listed the home
 folder. Serve now sends only the files the last good build of the session wrote (its manifest), read
-through no link, and each only while it is what the build wrote (quizgen/serve.py, quizgen/nofollow.py)."""
+through no link, and each only while it is what the build wrote (quizgen/serve.py, quizgen/files.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from quizgen import nofollow, pipeline, serve
+from quizgen import files, pipeline, serve
 from quizgen.execution.pool import Pool
 
 from .conftest import write_project
@@ -180,12 +180,12 @@ def test_a_file_is_read_through_no_link_and_only_if_regular(tmp_path: Path) -> N
     (tmp_path / "top" / "l").symlink_to(tmp_path / "elsewhere" / "f")
     os.mkfifo(tmp_path / "top" / "fifo")  # opened without blocking, then refused
     top = tmp_path / "top"
-    assert nofollow.read_beneath(top, "a/f", 10) == b"ok"
-    assert nofollow.read_beneath(top, "a/f", 1) is None  # over the bound
+    assert files.read_beneath(top, "a/f", 10) == b"ok"
+    assert files.read_beneath(top, "a/f", 1) is None  # over the bound
     for name in ("b/f", "l", "fifo", "a", "a/../a/f", "../elsewhere/f", "/etc/passwd", "", "a//f/"):
-        assert nofollow.read_beneath(top, name, 100) is None, name
-    assert nofollow.digest(top, "a/f") == (2, hashlib.sha256(b"ok").hexdigest())
-    assert nofollow.digest(top, "l") is None
+        assert files.read_beneath(top, name, 100) is None, name
+    assert files.digest_beneath(top, "a/f") == (2, hashlib.sha256(b"ok").hexdigest())
+    assert files.digest_beneath(top, "l") is None
 
 
 FETCH = "fetch('/k.txt').then(r => r.text().then(t => r.status + ' ' + t)).catch(e => 'failed: ' + e)"

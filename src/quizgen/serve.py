@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from quizgen import confine, nofollow, pipeline, state, terminal, trees
+from quizgen import confine, files, pipeline, state, terminal, trees
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count, warning_lines
 from quizgen.execution.pool import Pool
@@ -166,7 +166,7 @@ _WAITING_POLICY = "default-src 'none'; script-src 'self'"
 
 class Site:
     """What serve sends: the files the last good build of this session wrote, as its manifest records
-    them (render/manifest.py), each read beneath the output folder through no link (nofollow.py) and sent
+    them (render/manifest.py), each read beneath the output folder through no link (files.py) and sent
     only while its size and SHA-256 are those recorded. Before the first good build, nothing: never a
     folder a repository shipped. No folder is ever listed."""
 
@@ -178,9 +178,9 @@ class Site:
 
     def load(self) -> None:
         """Take the manifest of the build that just succeeded."""
-        files = manifest.published(self.state_dir, self.folder)
+        published = manifest.published(self.state_dir, self.folder)
         with self._lock:
-            self._files = files
+            self._files = published
 
     def files(self) -> dict[str, tuple[int, str]] | None:
         """The files by name ('decks/a.html') as (size, SHA-256); None before the first good build."""
@@ -189,11 +189,11 @@ class Site:
 
     def read(self, name: str) -> bytes | None:
         """The bytes of `name` as the build wrote them; None when it was not written, or changed since."""
-        files = self.files() or {}
-        if name not in files:
+        written = self.files() or {}
+        if name not in written:
             return None
-        size, sha = files[name]
-        data = nofollow.read_beneath(self.folder.parent, f"{self.folder.name}/{name}", size)
+        size, sha = written[name]
+        data = files.read_beneath(self.folder.parent, f"{self.folder.name}/{name}", size)
         if data is None or len(data) != size or hashlib.sha256(data).hexdigest() != sha:
             return None
         return data

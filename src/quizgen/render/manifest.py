@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
-from quizgen import confine, files, nofollow, trees
+from quizgen import confine, files, trees
 from quizgen.cards.model import VerifiedDeck
 
 NAME = "outputs.json"
@@ -95,7 +95,7 @@ def _digests(paths: list[Path]) -> dict[str, list[object]]:
     for target in paths:
         inside = [(target, p.relative_to(target).as_posix()) for p in _files(target)]
         for top, name in inside if target.is_dir() else [(target.parent, target.name)]:
-            found = nofollow.digest(top, name)
+            found = files.digest_beneath(top, name)
             if found is not None:
                 out[str(top / name)] = list(found)
     return out
