@@ -123,8 +123,6 @@ def _summary(report: Any) -> str:
 def _warn(report: Any) -> None:
     for line in warning_lines(report.warnings, report.repeated):
         echo(line, err=True)
-    if report.sandbox_off:
-        echo(f"note: snippets ran without a sandbox: {report.sandbox_off}", err=True)
     for note in report.torch_notes:
         echo(f"note: {note}", err=True)
 
@@ -183,8 +181,6 @@ def check(torch_version: str | None, **kw: Any) -> None:
         found = drift.check(_options(**kw), torch_version)
         for line in found.lines():
             echo(line)
-        if found.sandbox_off:
-            echo(f"note: snippets ran without a sandbox: {found.sandbox_off}", err=True)
         return
     report = pipeline.check(_options(**kw))
     _warn(report)

@@ -43,7 +43,6 @@ class Report:
     cards: int  # cards compared (those that execute)
     executed: int  # jobs run under the other torch (the rest came from the cache)
     seconds: float
-    sandbox_off: str = ""
 
     def lines(self) -> list[str]:
         """One line per difference, then the summary."""
@@ -67,7 +66,7 @@ def check(options: pipeline.Options, version: str) -> Report:
         raise torches.TorchError(f"torch {version} is the installed torch: `quizgen check` checks it")
     base = pipeline.check(replace(options, torch=None))
     start = time.perf_counter()
-    other, executed, sandbox_off = _run(options, base, version, python)
+    other, executed = _run(options, base, version, python)
     differences: list[Difference] = []
     compared = 0
     for deck in base.decks:
@@ -79,13 +78,13 @@ def check(options: pipeline.Options, version: str) -> Report:
             differences += compare(verified.card, verified.outcome, theirs)
     installed = torches.public(torches.installed_version() or "none")
     seconds = time.perf_counter() - start
-    return Report(version, installed, differences, compared, executed, seconds, sandbox_off)
+    return Report(version, installed, differences, compared, executed, seconds)
 
 
 def _run(
     options: pipeline.Options, base: pipeline.Report, version: str, python: Path
-) -> tuple[dict[str, Outcome], int, str]:
-    """Every card's outcome under `version` (by card id), the number of jobs run, why unsandboxed."""
+) -> tuple[dict[str, Outcome], int]:
+    """Every card's outcome under `version` (by card id) and the number of jobs run."""
     from quizgen.execution.pool import execute
 
     decks = [d.deck for d in base.decks]
@@ -94,7 +93,6 @@ def _run(
         plan = planning.plan_jobs(decks, cache, torches.result_key(version))
         plan.work = {k: job for k, job in plan.work.items() if not all(c.judged_on for c in plan.cards[k])}
         project = base.settings.timeout
-        unsandboxed: list[str] = []
         done = 0
 
         def limit(card: Card) -> float:
@@ -119,13 +117,12 @@ def _run(
             memory=options.memory,
             on_result=on_result,
             sandbox=options.sandbox,
-            unsandboxed=unsandboxed,
             timeouts={key: max(limit(c) for c in plan.cards[key]) for key in plan.work},
             python=python,
         )
         cards = [c for deck in decks for c in deck.cards]
         found = {c.id: o for c in cards if (o := plan.outcome_of(c)) is not None}
-        return found, len(plan.work), unsandboxed[0] if unsandboxed else ""
+        return found, len(plan.work)
     finally:
         cache.close()
 

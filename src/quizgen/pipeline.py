@@ -60,7 +60,6 @@ class Report:
     seconds: float = 0.0
     written: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # from the renderers (lock updated, ...)
-    sandbox_off: str = ""  # why snippets ran without the sandbox ("" when it was on, off by choice, or idle)
     warnings: list[Problem] = field(default_factory=list)  # true but suspicious: printed, not fatal
     repeated: int = 0  # warnings shown by an earlier run and left out (Options.warn_once)
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
@@ -174,10 +173,9 @@ def _check(options: Options, cache: Cache) -> Report:
     text_errors, text_warnings = text.check(decks, options.cards_dir.parent)  # math and images
     plan.problems += text_errors
     plan.warnings += text_warnings
-    unsandboxed: list[str] = []
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
-    _execute(options, plan, project.timeout, judging, cache, unsandboxed)
+    _execute(options, plan, project.timeout, judging, cache)
     torch = matrix.check(options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout)
     plan.problems += torch.problems
     plan.warnings += torch.warnings
@@ -196,7 +194,6 @@ def _check(options: Options, cache: Cache) -> Report:
     cached = len(plan.outcomes) - len(plan.work) - judging.recalled
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
-    report.sandbox_off = unsandboxed[0] if unsandboxed else ""
     report.recorded = judging.recalled
     report.settings, report.torch_ran = project, torch.ran
     # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
@@ -211,7 +208,6 @@ def _execute(
     timeout: float,
     judging: judged.Judging,
     cache: Cache,
-    unsandboxed: list[str],
 ) -> None:
     """Run the plan's work: under the run's torch, then each card judged on another version under it."""
     done = 0
@@ -240,7 +236,7 @@ def _execute(
     runs += [(keys, judging.python(version), None) for version, keys in groups.items()]
     for keys, python, pool in runs:
         if keys and not (options.fail_fast and plan.problems):
-            _run(options, plan, keys, python, pool, timeout, on_result, unsandboxed)
+            _run(options, plan, keys, python, pool, timeout, on_result)
 
 
 def _run(
@@ -251,7 +247,6 @@ def _run(
     pool: Pool | None,
     project_timeout: float,
     on_result: Callable[[str, Outcome], bool],
-    unsandboxed: list[str],
 ) -> None:
     """Execute these jobs of the plan under `python` (None: quizgen's own), each within its cards' timeout."""
     from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
@@ -264,7 +259,6 @@ def _run(
         on_result=on_result,
         pool=pool,
         sandbox=options.sandbox,
-        unsandboxed=unsandboxed,
         python=python,
         timeouts={
             key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])

@@ -100,8 +100,6 @@ def rebuild(options: pipeline.Options, echo: Echo, live: Live | None = None) -> 
         live.built()
     for line in warning_lines(report.warnings, report.repeated):
         echo(line)
-    if report.sandbox_off:
-        echo(f"note: snippets ran without a sandbox: {report.sandbox_off}")
     echo(
         f"built {count(report.cards, 'card')} in {count(len(report.decks), 'deck')} "
         f"({report.sources}) in {report.seconds:.2f} s"

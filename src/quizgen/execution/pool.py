@@ -97,7 +97,6 @@ class Pool:
     ) -> None:
         self.jobs, self.memory = jobs, memory
         self.torch_version = ""  # what the worker imported (known once ready)
-        self.sandbox_off = ""  # why snippets run without the sandbox ("" when they run in it)
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
@@ -121,8 +120,6 @@ class Pool:
             except sandbox_engine.SandboxError as exc:
                 self.stderr.close()
                 raise SandboxUnavailable(f"the sandbox cannot start: {exc}") from exc
-        else:
-            self.sandbox_off = "turned off (--sandbox=off)"
         try:
             self.proc = subprocess.Popen(
                 launch.argv,
@@ -269,7 +266,6 @@ def execute(
     on_result: Callable[[str, Outcome], bool] | None = None,
     pool: Pool | None = None,
     sandbox: str = "auto",
-    unsandboxed: list[str] | None = None,
     timeouts: Mapping[str, float] | None = None,
     python: Path | None = None,
 ) -> dict[str, Outcome]:
@@ -277,7 +273,6 @@ def execute(
 
     Without a `pool`, one is started for this call (only when there is work) and closed after, under
     `python` (another torch's environment) when given.
-    A pool running without the sandbox (where it was not turned off) says why in `unsandboxed`.
     """
     outcomes: dict[str, Outcome] = {}
     if not work:
@@ -289,8 +284,6 @@ def execute(
     active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, python=python)
     try:
         active.ready()
-        if active.sandbox_off and unsandboxed is not None and sandbox != "off":  # off: the user knows
-            unsandboxed.append(active.sandbox_off)
         results = active.run(work, timeout, timeouts)
         for key, result in results:
             outcome = Outcome.from_result(result)
