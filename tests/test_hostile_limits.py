@@ -87,7 +87,10 @@ def test_a_fifo_left_for_the_stack_dump_does_not_hold_the_timeout(tmp_path: Path
         ask: "What?"
         code: |
           import os, time
-          dump = os.path.join(os.path.dirname(os.getcwd()), "stack.txt")
+          here = os.getcwd()
+          while not os.path.exists(os.path.join(here, "stack.txt")):  # in a folder above the job's
+              here = os.path.dirname(here)
+          dump = os.path.join(here, "stack.txt")
           os.unlink(dump)
           os.mkfifo(dump)
           time.sleep(600)
@@ -98,6 +101,37 @@ def test_a_fifo_left_for_the_stack_dump_does_not_hold_the_timeout(tmp_path: Path
     code, output, _ = measured_build(root, home, "--timeout", "2", limit=60)  # it hung for good before
     assert code == 1, output
     assert "card 'fifo-dump' -> code: the snippet did not finish within 2 s (timeout)" in output
+
+
+def test_a_result_record_of_700_mb_is_refused_before_it_is_parsed(tmp_path: Path, home: Path) -> None:
+    """A snippet streams a giant record into every pipe it can write (its job's result pipe): it is
+    read up to its bound, never parsed, and the card is told; quizgen stays small."""
+    deck = """\
+    deck: Big
+    cards:
+      - id: big-record
+        kind: basic
+        front: f
+        back: b
+        code: |
+          import fcntl, os, stat
+          block = b"x" * (1 << 20)
+          for fd in range(3, 64):
+              try:
+                  if not stat.S_ISFIFO(os.fstat(fd).st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & 3 != 1:
+                      continue
+                  os.write(fd, b'{"ok": true, "output": "')
+                  for _ in range(700):
+                      os.write(fd, block)
+                  os.write(fd, b'"}\\n')
+              except OSError:
+                  pass
+    """
+    root = write_project(tmp_path / "repo", {"deck.yaml": textwrap.dedent(deck)})
+    code, output, rss = measured_build(root, home, "--no-cache")
+    assert code == 1, output
+    assert "card 'big-record' -> code: its result is larger than 16 MiB" in output, output
+    assert rss < GB, f"{rss / GB:.2f} GB"
 
 
 def test_a_lock_of_60_mb_is_refused_before_it_is_parsed(tmp_path: Path, home: Path) -> None:

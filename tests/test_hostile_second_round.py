@@ -184,6 +184,49 @@ def test_a_card_cannot_answer_for_the_next_card_nor_poison_the_cache(
     assert _answer(root, "b-honest") == "2.0"
 
 
+PROC_FORGER = """
+import json
+forged = json.dumps({"ok": True, "output": "", "value": {"type": "float", "value": 99.0, "display": "99.0"}})
+reply = json.dumps({"id": "x", "result": json.loads(forged)})
+done = []
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    if int(pid) == os.getpid():
+        continue
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):  # another process's pipes, reopened through /proc
+            try:
+                with open(f"/proc/{pid}/fd/{fd}", "w") as f:
+                    f.write(forged + "\\n" + reply + "\\n")
+                done.append(f"{pid}/{fd}")
+            except OSError:
+                pass
+    except OSError:
+        pass
+    try:
+        open(f"/proc/{pid}/mem", "r+b").close()
+        done.append(f"mem {pid}")
+    except OSError:
+        pass
+print("reached", done)
+"""
+
+
+def test_no_card_reaches_another_process_of_the_pool_through_proc(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool's processes are not dumpable: /proc/<pid>/fd and /proc/<pid>/mem of the zygote, a worker
+    or another job are closed to a snippet (it could write replies for other cards' jobs there)."""
+    setup = "deck: Hostile\nsetup: |\n  import os, torch\ncards:\n"
+    root = write_project(
+        tmp_path / "project", {"hostile.yaml": setup + basic("a-forger", PROC_FORGER) + HONEST}
+    )
+    _build(root, monkeypatch)
+    assert _answer(root, "b-honest") == "2.0"
+    assert _card(root, "a-forger")["outcome"]["output"] == "reached []\n"
+
+
 def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
     tmp_path: Path,
     home: Path,  # noqa: F811

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import IO
 
 import quizgen
-from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT
+from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT, RESULT_LIMIT
 from quizgen.errors import QuizgenError
 from quizgen.execution import sandbox as sandbox_engine
 from quizgen.execution.order import split as order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
+
+REPLY_LIMIT = RESULT_LIMIT + (1 << 20)  # a job's result and what the zygote adds (its id, torch version)
 
 
 class WorkerCrashed(QuizgenError):
@@ -172,9 +174,12 @@ class Pool:
 
     def _receive(self) -> Reply:
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
+        line = self.proc.stdout.readline(REPLY_LIMIT)
         if not line:
             raise self._died()
+        if not line.endswith(b"\n"):  # the pool relays results its workers bounded: this is quizgen's bug
+            self.proc.kill()
+            raise WorkerCrashed(f"the quizgen worker process sent a reply larger than {REPLY_LIMIT:,} bytes")
         message: Reply = json.loads(line)
         return message
 

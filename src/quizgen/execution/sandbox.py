@@ -265,7 +265,9 @@ def launch(
     fds = [seccomp_filter()]
     uid, gid = os.getuid(), os.getgid()
     argv = [str(shutil.which("bwrap")), "--unshare-all", "--unshare-user", "--disable-userns"]
-    argv += ["--new-session"]
+    # --as-pid-1: the pool itself is PID 1, so no bwrap process inside holds the pool's pipes to quizgen
+    # (a snippet could otherwise open /proc/1/fd/1 and write replies for other cards' jobs).
+    argv += ["--new-session", "--as-pid-1"]
     argv += ["--die-with-parent", "--cap-drop", "ALL", "--uid", str(uid), "--gid", str(gid)]
     argv += ["--hostname", HOSTNAME, "--clearenv", "--chdir", "/"]
     for name, value in {**env, "HOME": HOME, "TMPDIR": "/tmp"}.items():

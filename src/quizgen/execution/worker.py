@@ -288,6 +288,14 @@ class _Ended:
         self.worker = worker
 
 
+def _not_dumpable() -> None:
+    import ctypes
+
+    pr_set_dumpable = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) != 0:  # pragma: no cover
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
 def _watch_parent() -> int | None:
     """A pidfd of the process that started the pool (None where Linux has none); exit if it is gone."""
     parent = os.getppid()
@@ -309,6 +317,9 @@ def main() -> None:
     parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
     args = parser.parse_args()
+    # Not dumpable, before anything else: no snippet may open /proc/<pool>/mem or /proc/<pool>/fd/N of
+    # the zygote, a worker or another job (each inherits this), to write results for other cards' jobs.
+    _not_dumpable()
     parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     torch_version = _warm_up(optimizers=not args.cold)
