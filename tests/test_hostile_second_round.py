@@ -227,6 +227,44 @@ def test_no_card_reaches_another_process_of_the_pool_through_proc(
     assert _card(root, "a-forger")["outcome"]["output"] == "reached []\n"
 
 
+RACER = """
+import glob, time
+end, hits = time.time() + 8, 0
+while time.time() < end:
+    for path in glob.glob("/tmp/*/*/work/weights.pt") + glob.glob("/tmp/*/*/*/weights.pt"):
+        try:
+            torch.save(torch.tensor([99.0]), path + ".x")
+            os.replace(path + ".x", path)
+            hits += 1
+        except (OSError, RuntimeError):  # torch.save's refusal is a RuntimeError
+            pass
+    time.sleep(0.01)
+print("replaced", hits)
+"""
+
+RACED = value(
+    "b-raced",
+    "import time\ntorch.save(torch.tensor([2.0]), 'weights.pt')\ntime.sleep(3)\nw = torch.load('weights.pt')",
+    "w.item()",
+)
+
+
+def test_a_card_running_beside_another_cannot_rewrite_its_files(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two jobs at once (-j 2) share the sandbox's /tmp: the racer looks for the other job's file and
+    replaces it while that job sleeps. Each job writes only beneath its own folder (Landlock)."""
+    setup = "deck: Race\nsetup: |\n  import os, torch\ncards:\n"
+    root = write_project(tmp_path / "project", {"race.yaml": setup + basic("a-racer", RACER) + RACED})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "-j", "2", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert _answer(root, "b-raced") == "2.0"
+    assert _card(root, "a-racer")["outcome"]["output"] == "replaced 0\n"
+
+
 def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
     tmp_path: Path,
     home: Path,  # noqa: F811
@@ -246,8 +284,63 @@ def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache"])
     assert result.exit_code == 1
-    assert "card 'garbler' -> code: the snippet wrote into its job's result pipe" in result.output
+    assert "card 'garbler' -> code: the snippet wrote into its job's result pipe (not JSON" in result.output
     assert "b-honest" not in result.output and "quizgen bug" not in result.output
+
+
+AMPLIFIER = """
+import fcntl, json, stat
+answer = {"type": "repr", "value": [[]] * 190_000, "display": "x"}
+record = (json.dumps({"ok": True, "output": "", "value": answer}) + "\\n").encode()
+for fd in range(3, 64):
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == 1:
+            os.write(fd, record)
+    except OSError:
+        pass
+os._exit(0)
+"""
+
+
+def test_records_of_many_cards_cannot_add_up_past_quizgens_budget(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each record is within the bounds of one (190,000 values, 570 KB), 24 of them are more values than
+    quizgen keeps for a build: an error, before any of them is published (the red team's quizgen held
+    1.8 GB for 24 such cards of 15 MiB)."""
+    setup = "deck: Many\nsetup: |\n  import os\ncards:\n"
+    cards = "".join(basic(f"amp-{n}", AMPLIFIER + f"# card {n}\n") for n in range(24))  # 24 jobs, not one
+    root = write_project(tmp_path / "project", {"many.yaml": setup + cards})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "-j", "2", "--no-cache"])
+    assert result.exit_code == 1, result.output
+    assert result.output == (
+        "Error: the snippets' results hold more than 4,000,000 values in all (a card's snippet may be "
+        "sending made-up answers): nothing was written\n"
+    )
+    assert not (root / "build" / "cards.json").exists()
+
+
+def test_a_record_outside_the_protocol_is_its_cards_own_error(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A list where an answer goes crashed quizgen (AttributeError in planning); an unknown field of
+    15 MiB of empty lists was kept, parsed twice and written into cards.json."""
+    code = AMPLIFIER.replace('"value": answer', '"value": [1, 2], "junk": [[]] * 10')
+    setup = "deck: Shape\nsetup: |\n  import os\ncards:\n"
+    root = write_project(tmp_path / "project", {"shape.yaml": setup + basic("shape", code)})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache"])
+    assert result.exit_code == 1, result.output
+    assert (
+        "card 'shape' -> code: the snippet wrote into its job's result pipe (result: no field 'junk' in the "
+        "protocol)" in result.output
+    ), result.output
+    assert "quizgen bug" not in result.output and "Traceback" not in result.output
 
 
 # -- finding 4: the project is never bound into the sandbox ------------------------------------------

@@ -27,11 +27,13 @@ import traceback
 
 from quizgen import trees
 from quizgen.constants import RESULT_LIMIT
-from quizgen.execution import stuck
+from quizgen.execution import landlock, records, stuck
 from quizgen.execution.owner import claim_jobs
 from quizgen.execution.protocol import Job, Result
 
 _PR_SET_CHILD_SUBREAPER = 36
+
+CONFINE = False  # in the sandbox: each job writes only beneath its own folder (landlock.py)
 
 
 def become_subreaper() -> None:
@@ -77,6 +79,8 @@ def _child(job: Job, jobdir: str, write_fd: int) -> None:
         os.mkdir(os.path.join(jobdir, "work"), 0o700)
         os.chdir(os.path.join(jobdir, "work"))
         stuck.arm(os.path.dirname(jobdir))  # where it was, should its timeout strike
+        if CONFINE:
+            landlock.confine([jobdir, "/dev/shm"])
         from quizgen.execution import runner  # imports torch (already loaded): only in the job's process
 
         result = runner.execute_job(job)
@@ -122,15 +126,15 @@ def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
 
 
 def _record(data: bytes) -> Result:
-    """The job's result record, or an error when its process sent something else (its snippet wrote
-    into its own result pipe: the card speaks only for itself, and is told so)."""
+    """The job's result record, or the card's error when its process sent something else (its snippet
+    wrote into its own result pipe: the card speaks only for itself, and is told so)."""
     try:
-        result = json.loads(data)
-    except ValueError:
-        result = None
-    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
-        return {"ok": False, "output": "", "error": "the snippet wrote into its job's result pipe"}
-    return result  # type: ignore[return-value]
+        return records.parse(data)
+    except records.Malformed as exc:
+        why = str(exc)
+        if not why.startswith("its result"):
+            why = f"the snippet wrote into its job's result pipe ({why})"
+        return {"ok": False, "output": "", "error": why}
 
 
 def reap_orphans(keep: set[int]) -> None:

@@ -25,15 +25,22 @@ from typing import IO
 import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT, RESULT_LIMIT
 from quizgen.errors import QuizgenError
+from quizgen.execution import records
 from quizgen.execution import sandbox as sandbox_engine
 from quizgen.execution.order import split as order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
+
+CANCEL_SECONDS = 30.0  # the most a cancelled pool may take to say it stopped its jobs
 
 REPLY_LIMIT = RESULT_LIMIT + (1 << 20)  # a job's result and what the zygote adds (its id, torch version)
 
 
 class WorkerCrashed(QuizgenError):
     """The worker process itself died (not a snippet): an environment problem, such as no torch."""
+
+
+class ResultsTooLarge(QuizgenError):
+    """The records of one run hold more values than quizgen keeps (records.BUILD_NODE_LIMIT)."""
 
 
 class SandboxUnavailable(QuizgenError):
@@ -117,6 +124,7 @@ class Pool:
         self.sandboxed = sandbox != "off"
         launch = sandbox_engine.Launch(cmd)
         if self.sandboxed:
+            cmd.append("--confine")
             try:
                 launch = sandbox_engine.launch(cmd, env, keep, str(python or sys.executable))
             except sandbox_engine.SandboxError as exc:
@@ -215,10 +223,17 @@ class Pool:
         for item in split.first.items():
             outbox.put(item)
         left = set(split.first)
+        kept = 0  # JSON values in the records received, as their workers counted them
         try:
             while left:
                 message = self._receive()
                 if "id" in message and message["id"] in left:
+                    kept += message["result"].pop("nodes", 0)
+                    if kept > records.BUILD_NODE_LIMIT:
+                        raise ResultsTooLarge(
+                            f"the snippets' results hold more than {records.BUILD_NODE_LIMIT:,} values in "
+                            "all (a card's snippet may be sending made-up answers): nothing was written"
+                        )
                     left.discard(message["id"])
                     results, more = split.receive(message["id"], message["result"])
                     left |= set(more)
@@ -232,6 +247,10 @@ class Pool:
                 self._cancel()
 
     def _cancel(self) -> None:
+        # The pool stops its jobs at once; should it not say so in time (quizgen's bug, or a machine
+        # far too busy), it is killed: a stopped build never waits on it for good.
+        watchdog = threading.Timer(CANCEL_SECONDS, self.proc.kill)
+        watchdog.start()
         try:
             self._send({"cancel": True})
             assert self.proc.stdin is not None
@@ -240,6 +259,8 @@ class Pool:
                 pass
         except (OSError, WorkerCrashed):
             pass
+        finally:
+            watchdog.cancel()
 
     def close(self) -> None:
         if self.proc.poll() is None:

@@ -170,6 +170,7 @@ class Result(TypedDict):
     cited: NotRequired[dict[str, Answer]]
     torch_version: NotRequired[str]
     retire: NotRequired[bool]  # worker -> zygote only: replace this worker
+    nodes: NotRequired[int]  # worker -> parent: JSON values in the record, as the worker counted them
 
 
 @dataclass

@@ -316,12 +316,14 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
     parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
+    parser.add_argument("--confine", action="store_true", help="each job in a Landlock domain of its own")
     args = parser.parse_args()
     # Not dumpable, before anything else: no snippet may open /proc/<pool>/mem or /proc/<pool>/fd/N of
     # the zygote, a worker or another job (each inherits this), to write results for other cards' jobs.
     _not_dumpable()
     parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
+    isolate.CONFINE = args.confine
     torch_version = _warm_up(optimizers=not args.cold)
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
     zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
