@@ -2,8 +2,8 @@
 
 torch changes shared state on first use: it wraps every optimizer class's `step` the first time one is
 made, loads decompositions the first time `vmap` runs, imports `torch._dynamo` (seconds) with the first
-optimizer. Done here, in the zygote, before the contamination watch is taken, those changes are part of
-the clean state every worker starts from: an ordinary card neither pays for them nor retires its worker.
+optimizer. Done here, in the zygote, those changes are part of the warm state every job's process is
+forked from: an ordinary card does not pay for them (each job would, in a process of its own).
 Only a warm pool does it (the zygote of a build with more jobs than workers); each step is skipped when
 this torch lacks it, so a torch of another version only warms less.
 """
@@ -179,7 +179,7 @@ def _checkpoint() -> None:
 
 # Modules torch imports inside a function on first use that the steps above do not reach (the first
 # dispatch mode set imports the schema checker; a DDP card's ranks, its communication hooks and
-# multiprocessing's queues): imported in a job, they would retire its worker (contamination.Watch).
+# multiprocessing's queues): imported in every job that needs them, they would cost each of those jobs.
 LAZY = (
     "torch._subclasses.schema_check_mode",
     "torch.distributed.algorithms.ddp_comm_hooks",
