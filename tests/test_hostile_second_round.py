@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import quizgen
 from quizgen.cli import cli
 
 from .conftest import write_project
@@ -62,6 +63,13 @@ for fd in range(0, 64):  # any descriptor that is a terminal
     except OSError as exc:
         print("fd", fd, type(exc).__name__)
 """
+
+
+def _environment() -> dict[str, str]:
+    """This environment, with the quizgen under test first on the import path (the build runs in the
+    project, where a relative PYTHONPATH would name nothing)."""
+    src = str(Path(quizgen.__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
 
 
 def _run_on_a_terminal(root: Path, env: dict[str, str], *args: str) -> tuple[bytes, bytes, int]:
@@ -110,8 +118,7 @@ def test_a_snippet_cannot_reach_the_users_terminal(tmp_path: Path, home: Path, s
     marker = f"/tmp/qz-pwned-{uuid.uuid4().hex[:8]}"
     code = TERMINAL.replace("{marker}", marker).replace("{marker_b64}", "cXVpemdlbg==")
     root = write_project(tmp_path / "project", deck(basic("terminal", code)))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    written, pushed, status = _run_on_a_terminal(root, env, "--sandbox", sandbox)
+    written, pushed, status = _run_on_a_terminal(root, _environment(), "--sandbox", sandbox)
     assert status == 0, written.decode(errors="replace")
     assert marker.encode() not in pushed and pushed == b""  # nothing for the shell to run
     assert b"\x1b]52" not in written and b"\x1b]0;" not in written  # no clipboard, no title
