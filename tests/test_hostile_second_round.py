@@ -422,3 +422,55 @@ def test_a_key_in_the_session_keyring_reaches_no_output(
         assert SECRET not in built
     finally:
         libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, ctypes.c_long(key))
+
+
+# -- the seccomp filter: each refused call, as a snippet makes it -----------------------------------
+
+SYSCALLS = {  # x86_64 numbers: name -> (number, arguments)
+    "ptrace": (101, (16, 1, 0, 0)),  # PTRACE_ATTACH to PID 1 (the zygote)
+    "process_vm_readv": (310, (1, 0, 0, 0, 0, 0)),
+    "pidfd_getfd": (438, (0, 0, 0)),
+    "bpf": (321, (0, 0, 0)),
+    "perf_event_open": (298, (0, 0, -1, -1, 0)),
+    "userfaultfd": (323, (0,)),
+    "io_uring_setup": (425, (1, 0)),
+    "mount": (165, (0, 0, 0, 0, 0)),
+    "unshare": (272, (0x10000000,)),  # CLONE_NEWUSER
+    "setns": (308, (0, 0)),
+    "kexec_load": (246, (0, 0, 0, 0)),
+    "init_module": (175, (0, 0, 0)),
+    "keyctl": (250, (0, -3, 0, 0, 0)),
+    "add_key": (248, (0, 0, 0, 0, -3)),
+}
+
+
+def test_the_seccomp_filter_refuses_what_no_snippet_needs(
+    tmp_path: Path,
+    home: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if os.uname().machine != "x86_64":
+        pytest.skip("the system call numbers here are x86_64's")
+    code = f"""
+    import ctypes, fcntl, termios
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, (number, args) in {SYSCALLS!r}.items():
+        ctypes.set_errno(0)
+        got = libc.syscall(number, *[ctypes.c_long(a) for a in args])
+        print(name, got, ctypes.get_errno())
+    ctypes.set_errno(0)
+    print("clone3", libc.syscall(435, None, ctypes.c_long(0)), ctypes.get_errno())
+    master, slave = os.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCSTI, b"x")
+        print("TIOCSTI", 0, 0)
+    except OSError as exc:
+        print("TIOCSTI", -1, exc.errno)
+    """
+    root = write_project(tmp_path / "project", deck(basic("syscalls", code)))
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    printed = _card(root, "syscalls")["outcome"]["output"].splitlines()
+    expected = [f"{name} -1 1" for name in SYSCALLS] + ["clone3 -1 38", "TIOCSTI -1 1"]  # EPERM; ENOSYS
+    assert printed == expected
