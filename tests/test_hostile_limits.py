@@ -98,7 +98,9 @@ def test_a_fifo_left_for_the_stack_dump_does_not_hold_the_timeout(tmp_path: Path
         answer: 1
     """
     root = write_project(tmp_path / "repo", {"deck.yaml": deck})
-    code, output, _ = measured_build(root, home, "--timeout", "2", limit=60)  # it hung for good before
+    # --sandbox=off: in the sandbox Landlock refuses the snippet the worker's folder (PermissionError);
+    # the stopper must not trust what it finds there either way.
+    code, output, _ = measured_build(root, home, "--timeout", "2", "--sandbox", "off", limit=60)
     assert code == 1, output
     assert "card 'fifo-dump' -> code: the snippet did not finish within 2 s (timeout)" in output
 

@@ -141,10 +141,10 @@ def test_no_file_appears_outside_the_jobs_folder(tmp_path: Path, sandboxed: Pool
     report = pipeline.build(
         pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=sandboxed)
     )
-    # The first lands in the sandbox's own temporary folder (gone with the pool); the sandbox's
-    # temporary folder is a fresh one, where the test's does not exist; nor does a folder of the host
-    # the pool does not need (its fresh root shows only those); its root is read-only.
-    output = "wrote escaped.txt\nFileNotFoundError\nFileNotFoundError\nOSError\n"
+    # The first would land in the sandbox's own /tmp, outside the job's folder: Landlock refuses it; the
+    # sandbox's temporary folder is a fresh one, where the test's does not exist; nor does a folder of
+    # the host the pool does not need (its fresh root shows only those); its root is read-only.
+    output = "PermissionError\nFileNotFoundError\nFileNotFoundError\nOSError\n"
     assert report.decks[0].cards[0].output == output
     assert (
         not outside.exists() and not (tmp_path / "escaped.txt").exists() and not Path("/escaped.txt").exists()

@@ -33,7 +33,7 @@ from quizgen.execution.protocol import Job, Result
 
 _PR_SET_CHILD_SUBREAPER = 36
 
-CONFINE = False  # in the sandbox: each job writes only beneath its own folder (landlock.py)
+CONFINE = False  # in the sandbox: each job has its own TMPDIR and HOME, and writes only beneath its folder
 
 
 def become_subreaper() -> None:
@@ -72,10 +72,11 @@ def _child(job: Job, jobdir: str, write_fd: int) -> None:
         claim_jobs()
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
-        for name, env in (("tmp", "TMPDIR"), ("home", "HOME")):
-            os.mkdir(os.path.join(jobdir, name), 0o700)
-            os.environ[env] = os.path.join(jobdir, name)
-        tempfile.tempdir = None  # found again from TMPDIR
+        if CONFINE:  # in the sandbox; with --sandbox=off a snippet has the user's $HOME, as asked
+            for name, env in (("tmp", "TMPDIR"), ("home", "HOME")):
+                os.mkdir(os.path.join(jobdir, name), 0o700)
+                os.environ[env] = os.path.join(jobdir, name)
+            tempfile.tempdir = None  # found again from TMPDIR
         os.mkdir(os.path.join(jobdir, "work"), 0o700)
         os.chdir(os.path.join(jobdir, "work"))
         stuck.arm(os.path.dirname(jobdir))  # where it was, should its timeout strike
