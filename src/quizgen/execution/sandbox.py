@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -188,7 +187,7 @@ def seccomp_filter() -> int:
             rules.add_rule(deny, name)
         except (RuntimeError, ValueError, OSError):
             continue  # a call this architecture or libseccomp does not know: it cannot be made
-    for request in (_TIOCSTI, _TIOCLINUX):  # compared on 32 bits: the kernel reads the request so
+    for request in (_TIOCSTI, _TIOCLINUX):  # the kernel reads the request as 32 bits: only those count
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_NEWUSER, _CLONE_NEWUSER))
     # clone3's flags are in memory a filter cannot read: ENOSYS makes glibc fall back to clone
@@ -300,8 +299,3 @@ def _capped(argv: list[str]) -> list[str]:
     cap = f'echo {PID_LIMIT + _RESERVED_PIDS} > /proc/sys/kernel/pid_max 2>/dev/null; exec "$@"'
     outer = [unshare, "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--mount-proc"]
     return [*outer, "--", "/bin/sh", "-c", cap, "sh", *argv]
-
-
-def describe(argv: Sequence[str]) -> str:
-    """The command as a shell would take it (for reports of a pool that did not start)."""
-    return shlex.join(argv)
