@@ -61,6 +61,9 @@ def environment(imports: str | None = None) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONHASHSEED": "0",  # set and dict orders the same in every run
+        # glibc's heap in transparent huge pages: each job's process is a fork of the warm pool, and a
+        # fork (and its exit) of huge pages copies far fewer page-table entries (~7 -> ~6 ms of CPU a job)
+        "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
         # quizgen's own folder first, then the user's PYTHONPATH (the user's setting, as any Python
         # honours it); only absolute entries, since an empty or relative one names a working folder.
         "PYTHONPATH": imports or _import_path(),
