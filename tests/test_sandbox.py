@@ -204,3 +204,18 @@ def test_sandbox_off_runs_with_the_users_rights(tmp_path: Path, fake_home: Path)
         root = write_project(tmp_path, deck(basic("reads-home", code)))
         report = pipeline.check(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
     assert report.decks[0].cards[0].output == SECRET + "\n"
+
+
+def test_a_python_installed_under_tmp_is_bound_onto_the_fresh_tmp_not_hidden_by_it(tmp_path: Path) -> None:
+    """A clone in /tmp (CI's, a user's) has its venv there: bound before the sandbox's own /tmp was
+    mounted, it vanished under it and bwrap could not start the pool ('execvp ...: No such file')."""
+    from quizgen.execution import sandbox
+
+    venv = tmp_path / "clone" / ".venv"
+    venv.mkdir(parents=True)
+    launch = sandbox.launch(["true"], {"PYTHONPATH": ""}, keep=[str(venv)])
+    launch.close()
+    argv = launch.argv
+    tmpfs = max(i for i, arg in enumerate(argv) if arg == "--tmpfs" and argv[i + 1] == "/tmp")
+    binds = [i for i, arg in enumerate(argv) if arg == "--ro-bind" and argv[i + 2] == str(venv)]
+    assert binds and all(i > tmpfs for i in binds)

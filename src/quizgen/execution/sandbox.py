@@ -274,13 +274,14 @@ def launch(
     for link in SYSTEM_PATHS:  # /bin -> usr/bin: the link itself, so no folder is shown twice
         if os.path.islink(link) and not os.path.isabs(os.readlink(link)):
             argv += ["--symlink", os.readlink(link), link]
+    # The fresh folders first: a bind below one (a venv in /tmp) must be mounted on it, not hidden by it.
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for place, size, perms in _TMPFS:
+        argv += ["--perms", perms, "--size", str(size), "--tmpfs", place]
     system = [p for p in SYSTEM_PATHS if not (os.path.islink(p) and not os.path.isabs(os.readlink(p)))]
     paths = [*system, *_python_paths(python, env.get("PYTHONPATH", "")), *keep]
     for source, place in binds(paths):
         argv += ["--ro-bind", source, place]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    for place, size, perms in _TMPFS:
-        argv += ["--perms", perms, "--size", str(size), "--tmpfs", place]
     for name, text in _ETC.items():
         fds.append(_data(name, text.format(uid=uid, gid=gid, home=HOME, host=HOSTNAME)))
         argv += ["--ro-bind-data", str(fds[-1]), f"/etc/{name}"]
