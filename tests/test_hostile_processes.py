@@ -220,7 +220,7 @@ def test_filling_tmp_or_shm_stops_at_its_cap(
     tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code = """
-        for folder in ["/tmp", "/dev/shm"]:
+        for name, folder in [("/tmp", os.environ["TMPDIR"]), ("/dev/shm", "/dev/shm")]:  # the job's own /tmp
             chunk, written = b"x" * (1 << 20), 0
             try:
                 for n in range(2048 // 32):  # 2 GiB in files of 32 MiB (a file may hold 64)
@@ -229,8 +229,8 @@ def test_filling_tmp_or_shm_stops_at_its_cap(
                             f.write(chunk)
                             written += 1
             except OSError as exc:
-                print(folder, "stopped:", type(exc).__name__)
-            print(folder, written, "MiB")
+                print(name, "stopped:", type(exc).__name__)
+            print(name, written, "MiB")
     """
     root = write_project(tmp_path / "project", deck(basic("fill", code)))
     result = build(root, monkeypatch)
