@@ -7,11 +7,13 @@ and the quiz shows a computed message only for the arrangement that was run (ord
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType
 
 import pytest
 
@@ -20,7 +22,7 @@ from quizgen.errors import CardErrors
 from quizgen.execution.order.budget import OverBudget
 from quizgen.kinds.order_answer import judge_typed
 
-from .order_puzzles import job, search, warm
+from .order_puzzles import PATH, job, random_loop_puzzle, search, warm
 from .quiz_support import missing
 
 HEADER = "deck: T\ncards:\n"
@@ -217,3 +219,81 @@ def test_feedback_is_shown_only_for_the_arrangement_that_was_run(
     )
     assert all("@" in key for key in feedback)
     assert _verdict(judge, [0, 1, 2, -1, 4], [0, 0, 1, 2, 0])["reason"] == feedback[ran]
+
+
+# -- the same statement at other levels is run once (order.program.Program.same_code) ------------------
+
+
+def _without_columns(code: CodeType) -> tuple[object, ...]:
+    """What a code object runs, line numbers included, but not the columns it records."""
+    consts = tuple(_without_columns(c) if isinstance(c, CodeType) else (type(c), c) for c in code.co_consts)
+    return (
+        code.co_code,
+        consts,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_flags,
+        tuple(code.co_lines()),
+        getattr(code, "co_exceptiontable", None),
+    )
+
+
+MULTILINE = [
+    "total = 0",
+    "for x in xs:",
+    "if x > 0:\n    total += (x +\n        0)",
+    "else:\n    total -= 0",
+    "total = total * 1",
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_steps_with_one_key_compile_to_the_same_code_but_for_columns(seed: int) -> None:
+    """Every statement a puzzle's blocks make at any levels, grouped by same_code: within a group the
+    numbered code (as the search runs it) is the same, line for line; and the groups do join steps
+    (a suite indented by more levels)."""
+    from quizgen.execution.order.levels import space
+    from quizgen.execution.order.steps import Runs
+
+    rng = random.Random(seed)
+    if seed == 0:
+        puzzle = job("xs = [1, -2, 3]\n", MULTILINE, "assert total == 4\n", levels=[0, 0, 1, 1, 0])
+    else:
+        puzzle = random_loop_puzzle(rng)
+    puzzle["distractors"] = [{**puzzle["lines"][-1], "code": "i0 = 5"}]
+    puzzle["levels"] = [*puzzle["levels"], 1]
+    runs = Runs(puzzle, [], {PATH})
+    program = runs.program
+    orders = space(program, list(range(program.blocks)), {})
+    groups: dict[object, set[tuple[object, ...]]] = {}
+    steps = {step for chunks in orders.all() for step in chunks}
+    for step in steps:
+        code = runs.code(step)
+        if not isinstance(code, SyntaxError):
+            groups.setdefault(runs.same(step), set()).add(_without_columns(code))
+    assert groups and all(len(codes) == 1 for codes in groups.values())
+    assert len(groups) < len(steps)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_running_same_statements_once_changes_no_answer(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The search joining steps that are the same code (and the plain search running such candidates
+    once) answers as the plain search running every arrangement, distractor spaces included."""
+    from quizgen.execution.order import runs as order_runs
+    from quizgen.execution.order.steps import Runs
+
+    monkeypatch.setattr(order_runs, "SMALL", 0.0)  # the fast search, however small
+    rng = random.Random(100 + seed)
+    puzzle = random_loop_puzzle(rng)
+    while len(puzzle["lines"]) > 4:  # (every arrangement run from the start: a small puzzle)
+        puzzle = random_loop_puzzle(rng)
+    puzzle["distractors"] = [
+        {**puzzle["lines"][-1], "code": rng.choice(["i0 = 5", "xs.append(9)", "i1 += 5"])}
+    ]
+    puzzle["levels"] = [*puzzle["levels"], 1]
+    joined = search(puzzle, fast=True)[0]
+    monkeypatch.setattr(Runs, "same", lambda self, step: step)
+    every = search(puzzle, fast=False)[0]
+    assert joined == every

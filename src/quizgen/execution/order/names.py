@@ -31,6 +31,12 @@ _GRAPH_BLIND = {
     "_version", "register_hook", "register_prehook", "retain_grad", "saved_tensors_hooks", "Function",
     "hooks", "graph",
 }  # fmt: skip
+# Names through which code can see where in its line an expression is (a traceback's carets, a code
+# object's positions): statements that differ only so do the same elsewhere (order.program.same_code).
+_COLUMNS = {
+    "sys", "inspect", "traceback", "__traceback__", "tb_frame", "co_positions", "co_linetable", "logging",
+    "exc_info", "dis", "_getframe", "currentframe", "f_code", "gi_code", "__code__",
+}  # fmt: skip
 # Names through which code can read a storage's bytes beyond the tensors that view it.
 _BEYOND_VIEWS = {
     *_GRAPH_BLIND, "as_strided", "as_strided_", "resize", "resize_", "resize_as_", "data_ptr",
@@ -150,6 +156,11 @@ def graphs_comparable(sources: Sequence[str]) -> bool:
     """Whether autograd graphs in the state can be compared (order.tensors): no code can make tensors
     share data behind autograd's back or hook into a backward pass."""
     return not any(identifiers_of(s) & _GRAPH_BLIND for s in sources)
+
+
+def reads_columns(sources: Sequence[str]) -> bool:
+    """Whether some code can tell apart statements that differ only in their columns (_COLUMNS)."""
+    return any(identifiers_of(s) & _COLUMNS for s in sources)
 
 
 def views_only(sources: Sequence[str]) -> bool:

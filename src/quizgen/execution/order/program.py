@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 
@@ -136,6 +136,37 @@ class Program:
             steps[-1].append(b)
         return tuple(tuple(s) for s in steps)
 
+    def same_code(self, chunk: Chunk) -> Hashable:
+        """A key equal for two steps exactly when Python reads them as the same statement, line for line:
+        the same blocks in the same order, each logical line opening, keeping or closing the same
+        suites (with indentation a suite may be indented by any amount: `if c:` with its body at level
+        2 or 3 is one statement). Steps with equal keys compile to the same code but for the columns
+        it records, so from one state they do the same. A step whose lines cannot be followed so is
+        its own key."""
+        if not self.indented or not chunk:
+            return chunk
+        stack = [0]
+        moves: list[int] = []  # per logical line: +1 opens a suite, -k closes k, 0 stays
+        for block in chunk:
+            columns = logical_columns(self.codes[block])
+            if columns is None:
+                return chunk
+            base = self.unit * self.levels[block]
+            for column in columns:
+                at = base + column
+                if at > stack[-1]:
+                    stack.append(at)
+                    moves.append(1)
+                    continue
+                closed = 0
+                while at < stack[-1]:
+                    stack.pop()
+                    closed -= 1
+                if at != stack[-1]:
+                    return chunk  # (an indentation error: it never runs)
+                moves.append(closed)
+        return tuple(self.origin(b) for b in chunk), tuple(moves)
+
     def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
         """The levels of the suites open once `block` comes right after `last` inside one statement,
         `stack` being those open before it; None when its level cannot compile there. As Python reads
@@ -151,6 +182,35 @@ class Program:
         if at not in open_levels or (at == 0 and not shape(self.codes[block]).continues):
             return None
         return tuple(x for x in open_levels if x <= at)
+
+
+@cache
+def logical_columns(code: str) -> tuple[int, ...] | None:
+    """Where each logical line of a block begins (its column, the block's first line at 0): the lines
+    Python compares with its stack of indentation. None when that cannot be told from the block alone
+    (a tab or form feed in it, a bracket left open, an indentation Python rejects)."""
+    if "\t" in code or "\f" in code:
+        return None
+    found: list[int] = []
+    starting = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type in (
+                tokenize.NL,
+                tokenize.COMMENT,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+            ):
+                continue
+            if starting:
+                found.append(tok.start[1])
+                starting = False
+            if tok.type == tokenize.NEWLINE:
+                starting = True
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    return tuple(found) if starting else None  # (a last line left open: a bracket spanning blocks)
 
 
 def program_of(job: SearchJob) -> Program:

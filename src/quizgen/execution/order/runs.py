@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
@@ -20,7 +21,7 @@ from quizgen.execution.order import feedback as order_feedback
 from quizgen.execution.order import levels as order_levels
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import split as order_split
-from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.budget import Budget, OverBudget
 from quizgen.execution.order.costs import clock
 from quizgen.execution.order.names import (
     Liveness,
@@ -36,7 +37,7 @@ from quizgen.execution.order.search import dependencies, distractor_variants, re
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque
 from quizgen.execution.order.steps import Runs
-from quizgen.execution.order.tree import Thread, Tree
+from quizgen.execution.order.tree import Space, Thread, Tree
 from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
 from quizgen.execution.snippets import (
     SnippetFailed,
@@ -143,26 +144,29 @@ def _defines(code: str) -> bool:
     return bool({"def", "lambda", "class"} & identifiers_of(code))
 
 
-def _tree(runs: Runs, start: Settings, orders: Orders, share: Share | None = None) -> Tree:
-    """A fast search from a fresh namespace."""
+def _tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None = None) -> Tree:
+    """A fast search from a fresh namespace, of one space of candidates or several at once."""
     began = time.process_time()
-    tree = _new_tree(runs, start, orders, share)
+    tree = _new_tree(runs, start, spaces, share)
     runs.start_cost = time.process_time() - began
     return tree
 
 
-def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) -> Tree:
+def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None) -> Tree:
     always = _always(runs)
     order_settings.restore_settings(start)
     began = clock()
     ns = fresh_namespace(runs.setups, runs.paths)
     setup_cost = clock() - began
     repeat = runs.job["repeat"]
-    liveness = Liveness(runs.program, orders, repeat, runs.job["check"]["code"], always)
+    orders, *more = spaces
+    check = runs.job["check"]["code"]
+    liveness = Liveness(runs.program, orders, repeat, check, always)
     job = runs.job
     sources = [s["code"] for s in [*job["setup"], job["check"], *job["lines"], *job["distractors"]]]
     generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
     tree = Tree(ns, lambda step: runs.step(ns, step), orders, repeat, liveness, generators, share)
+    tree.spaces += [Space(space, Liveness(runs.program, space, repeat, check, always)) for space in more]
     tree.graphs = graphs_comparable(sources)
     tree.spans = views_only(sources)
     tree.aside = _aside(runs, always)
@@ -176,8 +180,10 @@ def _new_tree(runs: Runs, start: Settings, orders: Orders, share: Share | None) 
     tree.rebuild = rebuild
     tree.costs.rebuilt(setup_cost)
     tree.budget = runs.budget
+    tree.same = runs.same
     if runs.program.indented:
-        tree.onward = Onward(orders, runs.broken)
+        for space in tree.spaces:
+            space.onward = Onward(space.orders, runs.broken)
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree
@@ -217,25 +223,33 @@ def _accepted(
     count = orders.count(MAX_CANDIDATES)
     if fast and not _small(runs, count) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
-            tree = _tree(runs, start, orders, share)
+            tree = _tree(runs, start, [orders], share)
             tree.cap_passed = not first
             passed = _explore(tree, [Thread((), 0, False)])
             return sorted(flatten(t.chunks) for t in passed)[: 1 if first else None]
+    indented = runs.program.indented
+    if indented and runs.one * count > runs.budget.seconds:  # (most are run as another, or not at all)
+        count = len({runs.program_of(chunks) for chunks in _runnable(runs, orders, share)})
     runs.budget.plain(runs.one, count)
     found = []
+    for chunks in _runnable(runs, orders, share):
+        if runs.passes(chunks, start):
+            found.append(flatten(chunks))
+            if not first:
+                runs.budget.accepted(len(found))
+    return sorted(found)[: 1 if first else None]
+
+
+def _runnable(runs: Runs, orders: Orders, share: Share | None) -> Iterator[tuple[Chunk, ...]]:
+    """The candidates (of the share) the plain search runs: with indentation, those whose every step
+    compiles (a step that does not fails from any state)."""
     indented = runs.program.indented
     for chunks in orders.all():
         if share is not None and not share.allows(chunks):
             continue
         runs.budget.tick()
-        if indented and any(runs.broken(step) for step in chunks):
-            continue  # a step that does not compile fails from any state
-        order_settings.restore_settings(start)
-        if runs.attempt(chunks)[0] is None:
-            found.append(flatten(chunks))
-            if not first:
-                runs.budget.accepted(len(found))
-    return sorted(found)[: 1 if first else None]
+        if not (indented and any(runs.broken(step) for step in chunks)):
+            yield chunks
 
 
 def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) -> list[UsableDistractor]:
@@ -284,15 +298,52 @@ def _usable_anywhere(
     the distractor inserted among the lines or in place of one, every block at any level
     (order.levels.distractor_spaces; a space too big to search is a verdict on the puzzle)."""
     program = runs.program
-    first: dict[int, list[int]] = {}
+    spaces: list[Orders] = []
+    owners: list[int] = []  # the distractor each space is for
+    too_big: dict[int, OverBudget] = {}  # (a verdict only if no space before it has a way to use it)
     for d in range(program.lines, program.blocks):
         for orders in order_levels.distractor_spaces(program, before, d):
-            order_levels.counted(orders, f"the lines with the distractor {program.codes[d].strip()!r}")
-            found = _accepted(runs, orders, start, fast, first=True)
-            if found:
-                first[d] = found[0]
+            try:
+                order_levels.counted(orders, f"the lines with the distractor {program.codes[d].strip()!r}")
+            except OverBudget as exc:
+                too_big[d] = exc
                 break
+            spaces.append(orders)
+            owners.append(d)
+    found = _first_of_each(runs, spaces, owners, start, fast)
+    first: dict[int, list[int]] = {}
+    for d in range(program.lines, program.blocks):
+        hits = [hit for hit, owner in zip(found, owners, strict=True) if owner == d and hit is not None]
+        if hits:
+            first[d] = hits[0]
+        elif d in too_big:
+            raise too_big[d]
     return _usable_list(program, first)
+
+
+def _first_of_each(
+    runs: Runs, spaces: list[Orders], owners: list[int], start: Settings, fast: bool
+) -> list[list[int] | None]:
+    """The first passing candidate of each space (None: none passes), the spaces searched by one fast
+    search where it can vouch for its answer: spaces that share prefixes share their runs. The plain
+    search stops searching a distractor's spaces at the first that has one."""
+    counts = [orders.count(MAX_CANDIDATES) for orders in spaces]
+    if fast and spaces and not _small(runs, sum(counts)):
+        with contextlib.suppress(_Plain):
+            tree = _tree(runs, start, spaces)
+            threads = [Thread((), 0, False, space=k) for k in range(len(spaces))]
+            best: list[list[int] | None] = [None] * len(spaces)
+            for thread in _explore(tree, threads):
+                order = flatten(thread.chunks)
+                if best[thread.space] is None or order < best[thread.space]:  # type: ignore[operator]
+                    best[thread.space] = order
+            return best
+    found: list[list[int] | None] = []
+    for orders, owner in zip(spaces, owners, strict=True):
+        used = any(hit is not None and o == owner for hit, o in zip(found, owners, strict=False))
+        hit = None if used else _accepted(runs, orders, start, fast=False, first=True)
+        found.append(hit[0] if hit else None)
+    return found
 
 
 def _passing(
@@ -309,13 +360,12 @@ def _passing(
                 Thread(c, sum(1 << program.origin(b) for b in flatten(c)), True, 0, k)
                 for k, c in enumerate(batch)
             ]
-            tags = sorted(t.tag for t in _explore(_tree(runs, start, everything), threads))
+            tags = sorted(t.tag for t in _explore(_tree(runs, start, [everything]), threads))
             return [flatten(batch[k]) for k in tags[:1] if first] or [flatten(batch[k]) for k in tags]
     found = []
     for chunks in batch:
         runs.budget.tick()
-        order_settings.restore_settings(start)
-        if runs.attempt(chunks)[0] is None:
+        if runs.passes(chunks, start):
             found.append(flatten(chunks))
             if first:
                 break

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from types import CodeType
 
 from quizgen.execution.order.budget import Budget
+from quizgen.execution.order.names import reads_columns
 from quizgen.execution.order.program import CHECK, Chunk, program_of, shape
 from quizgen.execution.order.reach import Tracer, reached
+from quizgen.execution.order.settings import Settings, restore_settings
 from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 
@@ -33,10 +35,14 @@ class Runs:
         self.snippets = [written[self.program.origin(b)] for b in range(len(self.program.codes))]
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
-        self.valid: dict[Chunk, bool] = {}  # whether a step compiles (known before it is assembled)
+        self.valid: dict[Hashable, bool] = {}  # whether a step compiles (known before it is assembled)
+        self._same: dict[Chunk, Hashable] = {}
+        self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
+        sources = [s["code"] for s in [*job["setup"], job["check"], *written]]
+        self.alike = self.program.indented and not reads_columns(sources)  # `same` may join steps
         self.one = 0.0  # CPU seconds the order as written took, setup included
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
@@ -103,13 +109,36 @@ class Runs:
         the cost of assembling one numbered as in the card file (its syntax is the same)."""
         if step in self.codes or not self.program.indented:
             return isinstance(self.code(step), SyntaxError)
-        if step not in self.valid:
+        key = self.same(step)
+        if key not in self.valid:
             try:
                 compile(self.program.source(step)[0], "<step>", "exec", dont_inherit=True)  # as _assemble
-                self.valid[step] = True
+                self.valid[key] = True
             except SyntaxError:
-                self.valid[step] = False
-        return not self.valid[step]
+                self.valid[key] = False
+        return not self.valid[key]
+
+    def same(self, step: Chunk) -> Hashable:
+        """The step's code but for its columns (Program.same_code): steps alike do the same."""
+        if not self.alike:
+            return step
+        if step not in self._same:
+            self._same[step] = self.program.same_code(step)
+        return self._same[step]
+
+    def program_of(self, chunks: Sequence[Chunk]) -> tuple[Hashable, ...]:
+        """The program a whole candidate is (`same`, step for step)."""
+        return tuple(self.same(step) for step in chunks)
+
+    def passes(self, chunks: Sequence[Chunk], start: Settings) -> bool:
+        """Whether a whole candidate passes, run from a fresh namespace and torch's settings `start`,
+        unless a candidate that is the same program step for step already ran: blocks at other levels
+        that indent a suite deeper make the same program, which does the same."""
+        key = self.program_of(chunks)
+        if key not in self._passed:
+            restore_settings(start)
+            self._passed[key] = self.attempt(chunks)[0] is None
+        return self._passed[key]
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""

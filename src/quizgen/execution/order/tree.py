@@ -17,7 +17,7 @@ search split across workers explores only its share of the candidates (order.pro
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -60,6 +60,18 @@ class Thread:
     complete: bool
     ran: int = 0  # steps run
     tag: int = -1  # the caller's name for an explicit candidate
+    space: int = 0  # which of the tree's spaces of candidates it is in (Tree.spaces)
+
+
+@dataclass
+class Space:
+    """One set of candidates a tree searches. Spaces share every run their candidates have in common
+    (a distractor inserted, or in place of each line: the candidates share all prefixes that do not
+    hold the line it replaces)."""
+
+    orders: Orders
+    liveness: Liveness
+    onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
 
 
 @dataclass
@@ -103,14 +115,15 @@ class Tree:
         share: Share | None = None,
     ) -> None:
         self.ns, self.run_step, self.orders, self.generators = ns, run_step, orders, generators
+        self.spaces = [Space(orders, liveness)]  # more may be added: threads name theirs
         self.share = share  # the part of the candidates to search (None: all of them)
-        self.onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
         self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
         self._aside_key: tuple[object, ...] = ()
         self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
         self.graphs = False  # states holding autograd graphs are compared too (order.tensors)
         self.spans = False  # tensors are compared by the bytes they span, not their whole storages
         self.runs: Hints | None = None
+        self.same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code: run once
         self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
         self.rebuilds = 0  # times the starting state was rebuilt so
         self.budget: Budget | None = None  # time and memory the search may use
@@ -118,8 +131,7 @@ class Tree:
         self._held = 0  # states held (the layer being expanded and the next)
         self.costs = Costs()
         self._start: Settings | None = None
-        self.repeat, self.liveness = repeat, liveness
-        self.full = orders.full
+        self.repeat = repeat
         self.shared = Shared()
         self.steps = 0  # steps run, the check included
         self.layer = 0  # steps run by the deepest threads so far
@@ -176,11 +188,8 @@ class Tree:
     def _live(self, threads: list[Thread]) -> frozenset[str] | None:
         found: set[str] = set()
         for t in threads:
-            live = (
-                self.liveness.of_complete(t.chunks, t.ran)
-                if t.complete
-                else self.liveness.of_prefix(t.placed)
-            )
+            liveness = self.spaces[t.space].liveness
+            live = liveness.of_complete(t.chunks, t.ran) if t.complete else liveness.of_prefix(t.placed)
             if live is None:
                 return None
             found |= live
@@ -188,30 +197,36 @@ class Tree:
 
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
         if not thread.complete:
-            for chunk, placed in self.orders.next_chunks(thread.placed):
+            space = self.spaces[thread.space]
+            full = space.orders.full
+            for chunk, placed in space.orders.next_chunks(thread.placed):
                 chunks = (*thread.chunks, chunk)
-                if self.onward is not None and not self.onward.leads_on(chunk, placed):
+                if space.onward is not None and not space.onward.leads_on(chunk, placed):
                     continue
                 if self.share is None or self.share.allows(chunks):
-                    yield chunk, Thread(chunks, placed, placed == self.full, thread.ran + 1, thread.tag)
+                    yield (
+                        chunk,
+                        Thread(chunks, placed, placed == full, thread.ran + 1, thread.tag, thread.space),
+                    )
             return
         m = len(thread.chunks)
         step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
-        yield step, Thread(thread.chunks, thread.placed, True, thread.ran + 1, thread.tag)
+        yield step, Thread(thread.chunks, thread.placed, True, thread.ran + 1, thread.tag, thread.space)
 
     def _expand(self, node: _Node, passed: list[Thread]) -> list[_Node]:
         if len(node.threads) == 1 and node.threads[0].complete:
             self._finish(node, passed)
             return []
-        groups: dict[Chunk, list[Thread]] = {}
+        groups: dict[Hashable, tuple[Chunk, list[Thread]]] = {}  # steps that are the same code run once
+        same = self.same
         for thread in node.threads:
             for step, after in self._next(thread):
-                groups.setdefault(step, []).append(after)
+                groups.setdefault(step if same is None else same(step), (step, []))[1].append(after)
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[_Node] = []
         failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
-        for i, (step, threads) in enumerate(groups.items()):
+        for i, (step, threads) in enumerate(groups.values()):
             if self._fails(step, failed):
                 continue
             self._load(node, last=i == len(groups) - 1)
@@ -263,7 +278,9 @@ class Tree:
                 self._checked()
             if failure is not None:
                 return
-        passed.append(Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag))
+        passed.append(
+            Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag, thread.space)
+        )
         if self.cap_passed and self.budget is not None:
             self.budget.accepted(len(passed))
 
@@ -359,8 +376,9 @@ class Tree:
             if t.complete:
                 total += len(t.chunks) * self.repeat + 1 - t.ran
             else:
-                left = len(self.orders.blocks) * self.repeat + 1 - t.ran
-                total += self.orders.completions(t.placed) * max(left, 1)
+                orders = self.spaces[t.space].orders
+                left = len(orders.blocks) * self.repeat + 1 - t.ran
+                total += orders.completions(t.placed) * max(left, 1)
         return total
 
     def _merge_bucket(self, bucket: list[_Node], merged: list[_Node]) -> None:
