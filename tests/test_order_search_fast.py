@@ -174,9 +174,11 @@ def test_commuting_lines_merge_and_agree(monkeypatch: pytest.MonkeyPatch) -> Non
     ran = {"steps": 0}
     step = Runs.step
 
-    def counted(self: Runs, ns: dict[str, object], chunk: tuple[int, ...]) -> BaseException | None:
+    def counted(
+        self: Runs, ns: dict[str, object], chunk: tuple[int, ...], numbered: bool = True
+    ) -> BaseException | None:
         ran["steps"] += 1
-        return step(self, ns, chunk)
+        return step(self, ns, chunk, numbered)
 
     monkeypatch.setattr(Runs, "step", counted)
     lines = ["a.add_(1)", "a.mul_(2)", "b.add_(1)", "b.mul_(2)", "c.add_(1)", "c.mul_(2)"]

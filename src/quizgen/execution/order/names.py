@@ -37,6 +37,13 @@ _COLUMNS = {
     "sys", "inspect", "traceback", "__traceback__", "tb_frame", "co_positions", "co_linetable", "logging",
     "exc_info", "dis", "_getframe", "currentframe", "f_code", "gi_code", "__code__",
 }  # fmt: skip
+# Names through which code can see which line of the card file a statement is (a warning's or a frame's
+# line number, code reading its own source): code numbered otherwise does the same elsewhere.
+_LINES = {
+    *_COLUMNS, "warnings", "catch_warnings", "showwarning", "lineno", "f_lineno", "tb_lineno", "gi_frame",
+    "cr_frame", "ag_frame", "f_back", "co_firstlineno", "co_lines", "co_lnotab", "linecache", "jit",
+    "compile", "_dynamo", "getsource",
+}  # fmt: skip
 # Names through which code can read a storage's bytes beyond the tensors that view it.
 _BEYOND_VIEWS = {
     *_GRAPH_BLIND, "as_strided", "as_strided_", "resize", "resize_", "resize_as_", "data_ptr",
@@ -161,6 +168,11 @@ def graphs_comparable(sources: Sequence[str]) -> bool:
 def reads_columns(sources: Sequence[str]) -> bool:
     """Whether some code can tell apart statements that differ only in their columns (_COLUMNS)."""
     return any(identifiers_of(s) & _COLUMNS for s in sources)
+
+
+def reads_lines(sources: Sequence[str]) -> bool:
+    """Whether some code can tell apart statements that differ only in their lines' numbers (_LINES)."""
+    return any(identifiers_of(s) & _LINES for s in sources)
 
 
 def views_only(sources: Sequence[str]) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Sequence
 from types import CodeType
 
 from quizgen.execution.order.budget import Budget
-from quizgen.execution.order.names import reads_columns
+from quizgen.execution.order.names import reads_columns, reads_lines
 from quizgen.execution.order.program import CHECK, Chunk, program_of, shape
 from quizgen.execution.order.reach import Tracer, reached
 from quizgen.execution.order.settings import Settings, restore_settings
@@ -35,7 +35,7 @@ class Runs:
         self.snippets = [written[self.program.origin(b)] for b in range(len(self.program.codes))]
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
-        self.valid: dict[Hashable, bool] = {}  # whether a step compiles (known before it is assembled)
+        self.bare: dict[Hashable, CodeType | None] = {}  # by `same`: _compiled
         self._same: dict[Chunk, Hashable] = {}
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
@@ -43,6 +43,9 @@ class Runs:
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         sources = [s["code"] for s in [*job["setup"], job["check"], *written]]
         self.alike = self.program.indented and not reads_columns(sources)  # `same` may join steps
+        # Where no code can see line numbers, a step whose failure is not reported runs as compiled for
+        # the syntax check (`bare`), not assembled numbered as in the card file (most of a step's cost).
+        self.unnumbered = self.alike and not reads_lines(sources)
         self.one = 0.0  # CPU seconds the order as written took, setup included
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
@@ -76,10 +79,12 @@ class Runs:
                 node.end_col_offset = max(node.end_col_offset, node.col_offset)
         return compile(tree, self.snippets[0]["path"], "exec", dont_inherit=True)
 
-    def step(self, ns: dict[str, object], step: Chunk) -> BaseException | None:
+    def step(self, ns: dict[str, object], step: Chunk, numbered: bool = True) -> BaseException | None:
         """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
-        statement of several blocks raises, `reached` says which of its lines (block, line) ran."""
-        code = self.code(step)
+        statement of several blocks raises, `reached` says which of its lines (block, line) ran.
+        Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
+        bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
+        code = self.code(step) if bare is None else bare
         self.reached = None
         if isinstance(code, SyntaxError):
             return code
@@ -93,8 +98,12 @@ class Runs:
         except Exception as exc:
             if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
                 sys.settrace(None)
-                where = self.program.source(step)[1]
-                numbers = [self.snippets[block]["line"] + k for block, k in where]
+                where = self.where(step)
+                numbers = (
+                    list(range(1, len(where) + 1))
+                    if bare is not None
+                    else [self.snippets[block]["line"] + k for block, k in where]
+                )
                 count = reached(tracer.lines, numbers)
                 self.reached = None if count is None else (tuple(where[:count]), self.tail(step, count))
             return exc
@@ -109,14 +118,19 @@ class Runs:
         the cost of assembling one numbered as in the card file (its syntax is the same)."""
         if step in self.codes or not self.program.indented:
             return isinstance(self.code(step), SyntaxError)
+        return self._compiled(step) is None
+
+    def _compiled(self, step: Chunk) -> CodeType | None:
+        """The step's source compiled as it is (as _assemble, but for the lines' numbers), once for
+        the steps that are the same code (`same`); None when it does not compile."""
         key = self.same(step)
-        if key not in self.valid:
+        if key not in self.bare:
             try:
-                compile(self.program.source(step)[0], "<step>", "exec", dont_inherit=True)  # as _assemble
-                self.valid[key] = True
+                path = self.snippets[0]["path"]
+                self.bare[key] = compile(self.program.source(step)[0], path, "exec", dont_inherit=True)
             except SyntaxError:
-                self.valid[key] = False
-        return not self.valid[key]
+                self.bare[key] = None
+        return self.bare[key]
 
     def same(self, step: Chunk) -> Hashable:
         """The step's code but for its columns (Program.same_code): steps alike do the same."""
@@ -137,7 +151,7 @@ class Runs:
         key = self.program_of(chunks)
         if key not in self._passed:
             restore_settings(start)
-            self._passed[key] = self.attempt(chunks)[0] is None
+            self._passed[key] = self.attempt(chunks, numbered=False)[0] is None
         return self._passed[key]
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
@@ -166,13 +180,13 @@ class Runs:
         return tuple(found)
 
     def attempt(
-        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None
+        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None, numbered: bool = True
     ) -> tuple[BaseException | None, dict[str, object], Chunk]:
         """Run a whole candidate from a fresh namespace: what failed (if anything), the namespace, and
-        the step that failed."""
+        the step that failed (`numbered`: Runs.step)."""
         ns = fresh_namespace(self.setups, self.paths) if ns is None else ns
         for step in [*list(chunks) * self.job["repeat"], CHECK]:
-            failure = self.step(ns, step)
+            failure = self.step(ns, step, numbered)
             if failure is not None:
                 return failure, ns, step
         return None, ns, CHECK
