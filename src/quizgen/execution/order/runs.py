@@ -37,7 +37,8 @@ from quizgen.execution.order.search import dependencies, distractor_variants, re
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque
 from quizgen.execution.order.steps import Runs
-from quizgen.execution.order.tree import Space, Thread, Tree
+from quizgen.execution.order.threads import Space, Thread
+from quizgen.execution.order.tree import Tree
 from quizgen.execution.protocol import Result, SearchJob, UsableDistractor
 from quizgen.execution.snippets import (
     SnippetFailed,
