@@ -292,8 +292,7 @@ def test_a_cards_timeout_may_not_pass_the_users_ceiling(
 
 
 def test_a_job_in_a_child_of_its_own_names_its_line_too(tmp_path: Path) -> None:
-    """Workers that run each job in a child (where the contamination watch is not cheap) stop it
-    themselves: they ask it for its line as well."""
+    """Workers run each job in a child of its own and stop it themselves: they ask it for its line."""
     import subprocess
     import sys
 
