@@ -123,3 +123,27 @@ def test_outputs_are_readable_by_others(sample_build: object) -> None:
     for path in [root / "build" / "cards.json", root / "build" / "anki", root / "build" / "quiz"]:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode & 0o044 == 0o044, (path, oct(mode))
+
+
+def test_timings_list_the_cards_that_ran_longest_and_only_those_that_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .conftest import write_project
+
+    deck = (
+        "deck: Slow\nsetup: |\n  import time\ncards:\n"
+        "  - id: slow\n    kind: value\n    ask: q\n    code: |\n      time.sleep(0.3)\n    answer_expr: 1\n"
+        "  - id: quick\n    kind: value\n    ask: q\n    code: |\n      x = 2\n    answer_expr: x\n"
+    )
+    root = write_project(tmp_path / "project", {"slow.yaml": deck})
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path / "cache"))
+    first = CliRunner().invoke(cli, ["check", "-j", "1", "--timings"])
+    assert first.exit_code == 0, first.output
+    lines = first.output.splitlines()
+    start = lines.index("slowest cards run in this build:")
+    timed = lines[start + 1 :]
+    assert len(timed) == 2 and timed[0].endswith("cards/slow.yaml:5:5: card 'slow'"), timed
+    assert float(timed[0].split()[0]) >= 0.3
+    again = CliRunner().invoke(cli, ["check", "-j", "1", "--timings"])  # all from the cache now
+    assert again.output.splitlines()[-1] == "no card ran in this build (all from cache)"

@@ -83,6 +83,11 @@ _matrix = click.option(
 )
 
 
+_timings_flag = click.option(
+    "--timings", is_flag=True, help="After the summary, list the cards whose jobs ran longest in this build."
+)
+
+
 def common_options(f: Any) -> Any:
     for option in reversed(_common):
         f = option(f)
@@ -118,6 +123,15 @@ def _summary(report: Any) -> str:
         f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
         f"({report.sources}{others}) in {report.seconds:.2f} s"
     )
+
+
+def _timings(report: Any, shown: bool) -> None:
+    if not shown:
+        return
+    slowest = report.slowest(10)
+    echo("slowest cards run in this build:" if slowest else "no card ran in this build (all from cache)")
+    for seconds, where in slowest:
+        echo(f"  {seconds:8.2f} s  {where}")
 
 
 def _warn(report: Any) -> None:
@@ -163,6 +177,7 @@ def cli() -> None:
 @cli.command()
 @common_options
 @_matrix
+@_timings_flag
 @click.option(
     "--torch",
     "torch_version",
@@ -171,7 +186,7 @@ def cli() -> None:
     help="Also run every card under this torch (provisioned by `quizgen torch add`) and report the cards "
     "that answer differently there (informational: the exit status is the check's).",
 )
-def check(torch_version: str | None, **kw: Any) -> None:
+def check(torch_version: str | None, timings: bool, **kw: Any) -> None:
     """Load, execute and verify every card; write nothing but the cache."""
     from quizgen import pipeline
 
@@ -185,13 +200,15 @@ def check(torch_version: str | None, **kw: Any) -> None:
     report = pipeline.check(_options(**kw))
     _warn(report)
     echo(_summary(report))
+    _timings(report, timings)
 
 
 @cli.command()
 @common_options
 @click.option("--watch", is_flag=True, help="Keep running; rebuild when a card file or template changes.")
 @_matrix
-def build(watch: bool, **kw: Any) -> None:
+@_timings_flag
+def build(watch: bool, timings: bool, **kw: Any) -> None:
     """Check every card, then write the outputs into the output folder."""
     from quizgen import pipeline
 
@@ -207,6 +224,7 @@ def build(watch: bool, **kw: Any) -> None:
         echo(note)
     for path in report.written:
         echo(f"wrote {path}")
+    _timings(report, timings)
 
 
 @cli.command()

@@ -71,6 +71,17 @@ class Report:
     def cards(self) -> int:
         return sum(len(d.cards) for d in self.decks)
 
+    def slowest(self, count: int) -> list[tuple[float, str]]:
+        """(seconds, 'file:line:col: card id') of the `count` cards whose jobs ran longest in this build
+        (cards answered from the cache did not run, and are not timed)."""
+        ran = {
+            str(vc.card.location): vc.outcome.seconds
+            for deck in self.decks
+            for vc in deck.cards
+            if vc.outcome is not None and not vc.outcome.cached and vc.outcome.seconds > 0
+        }
+        return sorted(((s, where) for where, s in ran.items()), reverse=True)[:count]
+
     @property
     def sources(self) -> str:
         """Where the answers came from: "3 executed, 120 from cache" (and the lock's records, if used)."""
