@@ -137,10 +137,6 @@ def digest_beneath(top: Path, name: str) -> tuple[int, str] | None:
         fd = open_beneath(top, name)
     except OSError:
         return None
-    sha = hashlib.sha256()
-    size = 0
     with os.fdopen(fd, "rb") as file:
-        while chunk := file.read(1 << 16):
-            sha.update(chunk)
-            size += len(chunk)
-    return size, sha.hexdigest()
+        sha = hashlib.file_digest(file, "sha256")
+        return file.tell(), sha.hexdigest()

@@ -44,7 +44,7 @@ class ResultsTooLarge(QuizgenError):
 
 
 class SandboxUnavailable(QuizgenError):
-    """--sandbox=require on a machine where snippets cannot be sandboxed."""
+    """The sandbox cannot start here (bwrap missing or refused), and --sandbox=off was not asked for."""
 
 
 def environment(imports: str | None = None) -> dict[str, str]:
@@ -125,14 +125,14 @@ class Pool:
             cmd.append("--cold")
         env = environment(imports)
         self.sandboxed = sandbox != "off"
-        launch = sandbox_engine.Launch(cmd)
         if self.sandboxed:
-            cmd.append("--confine")
             try:
-                launch = sandbox_engine.launch(cmd, env, keep, str(python or sys.executable))
+                launch = sandbox_engine.launch([*cmd, "--confine"], env, keep, str(python or sys.executable))
             except sandbox_engine.SandboxError as exc:
                 self.stderr.close()
                 raise SandboxUnavailable(f"the sandbox cannot start: {exc}") from exc
+        else:
+            launch = sandbox_engine.Launch(cmd)
         try:
             self.proc = subprocess.Popen(
                 launch.argv,
@@ -169,13 +169,10 @@ class Pool:
             if not self.sandboxed:
                 raise
             raise SandboxUnavailable(
-                f"bubblewrap could not start the sandbox: {exc.message.partition(':')[2].strip()}\n"
+                f"bubblewrap could not start the sandbox: {self.stderr_tail() or exc.message}\n"
                 "(--sandbox=off runs this repository's snippets with your own rights: "
                 "only for cards you trust)"
             ) from exc
-        if not message.get("ready"):
-            self.proc.wait()
-            raise SandboxUnavailable(message.get("error") or "the worker pool did not start")
         self.torch_version = str(message.get("torch_version", ""))
         self._ready = True
 

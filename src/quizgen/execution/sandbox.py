@@ -36,8 +36,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-MODES = ("auto", "require", "off")
-
 TMP_BYTES = 256 << 20  # /tmp: the jobs' folders and whatever snippets write
 
 SHM_BYTES = 256 << 20  # /dev/shm: torch's shared memory
@@ -222,7 +220,7 @@ def _python_paths(python: str, import_path: str) -> tuple[str, ...]:
         raise SandboxError(f"{python} could not say where it is installed: {exc}") from exc
 
 
-def under(path: str, folder: str) -> bool:
+def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
@@ -239,13 +237,15 @@ def binds(paths: Iterable[str]) -> list[tuple[str, str]]:
         if real == "/":
             raise SandboxError(f"{path} is the whole file system: it cannot be shown read-only alone")
         for place in dict.fromkeys([real, path]):
-            if any(under(place, hidden) for hidden in _HIDDEN) and place not in SYSTEM_PATHS:
+            if any(_under(place, hidden) for hidden in _HIDDEN) and place not in SYSTEM_PATHS:
                 continue
             wanted[place] = real
     shown: list[tuple[str, str]] = []
     for place in sorted(wanted):  # a folder comes before what is inside it, and may show it already
         seen = (
-            os.path.join(src, os.path.relpath(place, inside)) for src, inside in shown if under(place, inside)
+            os.path.join(src, os.path.relpath(place, inside))
+            for src, inside in shown
+            if _under(place, inside)
         )
         if not any(os.path.realpath(path) == wanted[place] for path in seen):
             shown.append((wanted[place], place))
