@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 import quizgen
 from quizgen.cli import cli
@@ -32,6 +32,10 @@ from .test_sandbox import basic, deck, outputs
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 SECRET = "s3cret-2nd-round-token"
+
+x86_64_only = pytest.mark.skipif(
+    os.uname().machine != "x86_64", reason="the system call numbers are x86_64's"
+)
 
 
 def value(card_id: str, code: str, expr: str) -> str:
@@ -156,6 +160,12 @@ print("forger ran with", len(readers), "readers and", len(writers), "writers")
 HONEST = value("b-honest", "w = torch.tensor(1.0, requires_grad=True)\n(2 * w).backward()", "w.grad.item()")
 
 
+def _uncached(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
+    """`quizgen *args --no-cache` run in the project."""
+    monkeypatch.chdir(root)
+    return CliRunner().invoke(cli, [*args, "--no-cache"])
+
+
 def _build(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.chdir(root)
     result = CliRunner().invoke(cli, ["build", "-j", "1"])
@@ -265,8 +275,7 @@ def test_a_card_running_beside_another_cannot_rewrite_its_files(
     replaces it while that job sleeps. Each job writes only beneath its own folder (Landlock)."""
     setup = "deck: Race\nsetup: |\n  import os, torch\ncards:\n"
     root = write_project(tmp_path / "project", {"race.yaml": setup + basic("a-racer", RACER) + RACED})
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "-j", "2", "--no-cache"])
+    result = _uncached(root, monkeypatch, "build", "-j", "2")
     assert result.exit_code == 0, result.output
     assert _answer(root, "b-raced") == "2.0"
     assert _card(root, "a-racer")["outcome"]["output"] == "replaced 0\n"
@@ -288,8 +297,7 @@ def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
     """
     setup = "deck: Hostile\nsetup: |\n  import os, torch\ncards:\n"
     root = write_project(tmp_path / "project", {"hostile.yaml": setup + basic("garbler", code) + HONEST})
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache"])
+    result = _uncached(root, monkeypatch, "check", "-j", "1")
     assert result.exit_code == 1
     assert "card 'garbler' -> code: the snippet wrote into its job's result pipe (not JSON" in result.output
     assert "b-honest" not in result.output and "quizgen bug" not in result.output
@@ -320,8 +328,7 @@ def test_records_of_many_cards_cannot_add_up_past_quizgens_budget(
     setup = "deck: Many\nsetup: |\n  import os\ncards:\n"
     cards = "".join(basic(f"amp-{n}", AMPLIFIER + f"# card {n}\n") for n in range(24))  # 24 jobs, not one
     root = write_project(tmp_path / "project", {"many.yaml": setup + cards})
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "-j", "2", "--no-cache"])
+    result = _uncached(root, monkeypatch, "build", "-j", "2")
     assert result.exit_code == 1, result.output
     assert result.output == (
         "Error: the snippets' results hold more than 4,000,000 values in all (a card's snippet may be "
@@ -340,8 +347,7 @@ def test_a_record_outside_the_protocol_is_its_cards_own_error(
     code = AMPLIFIER.replace('"value": answer', '"value": [1, 2], "junk": [[]] * 10')
     setup = "deck: Shape\nsetup: |\n  import os\ncards:\n"
     root = write_project(tmp_path / "project", {"shape.yaml": setup + basic("shape", code)})
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["check", "-j", "1", "--no-cache"])
+    result = _uncached(root, monkeypatch, "check", "-j", "1")
     assert result.exit_code == 1, result.output
     assert (
         "card 'shape' -> code: the snippet wrote into its job's result pipe (result: no field 'junk' in the "
@@ -373,8 +379,7 @@ def test_cards_linked_to_the_project_root_show_no_file_of_the_repository(
     """
     (root / "hostile.yaml").write_text(deck(basic("dot-git", code))["hostile.yaml"])
     (root / "cards").symlink_to(".")
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+    result = _uncached(root, monkeypatch, "build", "-j", "1")
     assert result.exit_code == 0, result.output
     built = outputs(root)
     assert "looked in" in built
@@ -388,13 +393,12 @@ _KEY_SPEC_SESSION_KEYRING = -3
 _KEYCTL_INVALIDATE = 21
 
 
+@x86_64_only
 def test_a_key_in_the_session_keyring_reaches_no_output(
     tmp_path: Path,
     home: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if os.uname().machine != "x86_64":
-        pytest.skip("the system call numbers here are x86_64's")
     libc = ctypes.CDLL(None, use_errno=True)
     name = f"quizgen-test-{uuid.uuid4().hex[:8]}"
     key = libc.syscall(
@@ -414,8 +418,7 @@ def test_a_key_in_the_session_keyring_reaches_no_output(
     """
     try:
         root = write_project(tmp_path / "project", deck(basic("keyring", code)))
-        monkeypatch.chdir(root)
-        result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+        result = _uncached(root, monkeypatch, "build", "-j", "1")
         assert result.exit_code == 0, result.output
         built = outputs(root)
         assert "-3 " in built  # the snippet ran and printed
@@ -444,13 +447,12 @@ SYSCALLS = {  # x86_64 numbers: name -> (number, arguments)
 }
 
 
+@x86_64_only
 def test_the_seccomp_filter_refuses_what_no_snippet_needs(
     tmp_path: Path,
     home: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if os.uname().machine != "x86_64":
-        pytest.skip("the system call numbers here are x86_64's")
     code = f"""
     import ctypes, fcntl, termios
     libc = ctypes.CDLL(None, use_errno=True)
@@ -468,8 +470,7 @@ def test_the_seccomp_filter_refuses_what_no_snippet_needs(
         print("TIOCSTI", -1, exc.errno)
     """
     root = write_project(tmp_path / "project", deck(basic("syscalls", code)))
-    monkeypatch.chdir(root)
-    result = CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache"])
+    result = _uncached(root, monkeypatch, "build", "-j", "1")
     assert result.exit_code == 0, result.output
     printed = _card(root, "syscalls")["outcome"]["output"].splitlines()
     expected = [f"{name} -1 1" for name in SYSCALLS] + ["clone3 -1 38", "TIOCSTI -1 1"]  # EPERM; ENOSYS
