@@ -262,3 +262,16 @@ def anki_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline
     report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
     report.root = root  # type: ignore[attr-defined]
     return report
+
+
+@pytest.fixture(scope="module")
+def warm_search() -> Iterator[None]:
+    """This process warmed up as a worker is, for order searches run in it (tests/order_puzzles.py)."""
+    import warnings
+
+    from .order_puzzles import warm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm()
+        yield

@@ -10,8 +10,7 @@ import json
 import random
 import shutil
 import subprocess
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 
@@ -22,19 +21,14 @@ from quizgen.errors import CardErrors
 from quizgen.execution.order.budget import OverBudget
 from quizgen.kinds.order_answer import judge_typed
 
-from .order_puzzles import PATH, job, random_loop_puzzle, search, warm
+from .order_puzzles import PATH, job, random_loop_puzzle, search
 from .quiz_support import missing
 
 HEADER = "deck: T\ncards:\n"
 JUDGE_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "judge.js"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_process() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warm()
-        yield
+pytestmark = pytest.mark.usefixtures("warm_search")
 
 
 # Both body lines two levels deep make the same loop (a suite may be indented by any amount); either

@@ -6,8 +6,7 @@ puzzles (tests/order_corpus.py, seeded apart from the benchmark)."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,12 @@ from quizgen.execution.snippets import SnippetFailed
 from quizgen.kinds.order_answer import judge_typed
 
 from .order_corpus import CORPUS_SEED, corpus
-from .order_puzzles import job, search, warm
+from .order_puzzles import job, search
 
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_process() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warm()
-        yield
+pytestmark = pytest.mark.usefixtures("warm_search")
 
 
 @pytest.fixture

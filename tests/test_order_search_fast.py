@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import random
 import shutil
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,13 @@ from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Job, RunJob, SearchJob
 from quizgen.kinds import order
 
-from .order_puzzles import job, random_loop_puzzle, random_puzzle, search, warm
+from .order_puzzles import job, random_loop_puzzle, random_puzzle, search
 
 REPO = Path(__file__).resolve().parent.parent
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_process() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warm()
-        yield
+pytestmark = pytest.mark.usefixtures("warm_search")
 
 
 @pytest.fixture(autouse=True)

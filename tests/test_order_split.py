@@ -3,18 +3,14 @@ joined result is the one unsplit search's, under the unsplit job's cache key."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from quizgen import pipeline
 from quizgen.execution.order.split import SPLIT_FROM, Split, candidates, worth_splitting
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Outcome, Result
 
-from .order_puzzles import job, search, warm
+from .order_puzzles import job, search
 
 # 7 appends to one list: 7! candidates, no two of which reach the same state; 0, 1, 2 keep their order
 LINES = [f"log.append({k})" for k in range(7)]
@@ -24,21 +20,13 @@ PUZZLE = job("log = []\n", LINES, CHECK, distractors=("log.append(-1)",))
 COMMUTING = ["a += 1", "b += 2", "log.append(0)", "c += 3", "log.append(1)", "d += 4", "log.append(2)"]
 
 
-@pytest.fixture(scope="module")
-def warm_process() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        warm()
-        yield
-
-
 def _outcome(result: Result) -> dict[str, object]:
     data = Outcome.from_result(result).to_json()
     data.pop("seconds")
     return data
 
 
-def test_the_parts_share_out_the_candidates_and_join_to_the_whole(warm_process: None) -> None:
+def test_the_parts_share_out_the_candidates_and_join_to_the_whole(warm_search: None) -> None:
     assert candidates(PUZZLE, 10**6) == 5040 >= SPLIT_FROM
     whole, _ = search(PUZZLE, fast=True)
     assert len(whole["orders"]) == 840
@@ -79,7 +67,7 @@ def test_a_search_is_split_only_where_its_parts_meet_different_states() -> None:
     assert list(Split({"c": commuting, "k": PUZZLE}, 2).first) == ["c", "k#part0", "k#part1"]
 
 
-def test_a_failing_part_is_the_result_the_unsplit_search_gives(warm_process: None) -> None:
+def test_a_failing_part_is_the_result_the_unsplit_search_gives(warm_search: None) -> None:
     from quizgen.execution.runner import execute_job
 
     broken = job("log = []\n", LINES, CHECK.replace("0, 1, 2", "2, 1, 0"))

@@ -26,6 +26,7 @@ from quizgen.errors import CardErrors, InternalError, Problem
 from quizgen.execution.cache import Cache, Memo, for_output
 from quizgen.execution.protocol import Outcome
 from quizgen.planning import Plan, plan_jobs
+from quizgen.terminal import ProgressLine
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool
@@ -260,7 +261,13 @@ def _run(
     on_result: Callable[[str, Outcome], bool],
 ) -> None:
     """Execute these jobs of the plan under `python` (None: quizgen's own), each within its cards' timeout."""
-    from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
+    from quizgen.execution.pool import Running, execute  # here: a check with nothing to run needs no pool
+
+    line = options.progress
+
+    def watch(running: Running) -> None:
+        if isinstance(line, ProgressLine):
+            line.watch(running, lambda key: _described(plan, key))
 
     run = execute(
         {key: plan.work[key] for key in keys},
@@ -271,6 +278,7 @@ def _run(
         pool=pool,
         sandbox=options.sandbox,
         python=python,
+        watch=watch,
         timeouts={
             key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
             for key in keys
@@ -278,6 +286,15 @@ def _run(
     )
     for key, outcome in run.items():
         plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
+
+
+def _described(plan: Plan, key: str) -> str:
+    """A job as the progress line names it: its card (a split search's part, its whole search's)."""
+    cards = plan.cards.get(key.partition("#")[0])
+    if not cards:
+        return "a card"
+    where = cards[0].location
+    return f"{cards[0].id} ({where.path}:{where.line})"
 
 
 def _verified(

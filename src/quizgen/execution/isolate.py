@@ -1,12 +1,12 @@
 """One job, one process: a worker forks a child per job, so no job can see what another changed, nor
 answer for another.
 
-The child closes every file descriptor it inherited but its own result pipe (made for this job alone)
-before the job runs, so a snippet cannot read the worker's next job or write a result for it, nor
-reach any other pipe or process handle of the pool. It leads its own process group and the worker is a
-child subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when
-the job ends. The worker enforces the job's timeout itself and reads at most RESULT_LIMIT bytes of
-the result: a grandchild holding that pipe cannot stall the build, nor a giant record exhaust memory.
+The child closes every file descriptor it inherited but its own result and progress pipes (made for this
+job alone) before the job runs, so a snippet cannot read the worker's next job or write a result for it,
+nor reach any other pipe or process handle of the pool. It leads its own process group and the worker is
+a child subreaper, so every process a snippet starts (subprocess, os.fork, even setsid) is killed when
+the job ends. The worker enforces the job's timeout itself and reads at most RESULT_LIMIT bytes of the
+result: a grandchild holding that pipe cannot stall the build, nor a giant record exhaust memory.
 Each job has its own working, temporary and home folders (TMPDIR, HOME), removed when it ends, so what
 a library caches there (torch's compile cache, hub downloads) is not seen by a later job.
 Whatever escapes (a process started while its worker was being killed) is ended when the pool ends:
@@ -24,14 +24,16 @@ import signal
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 
 from quizgen import trees
 from quizgen.constants import RESULT_LIMIT
-from quizgen.execution import landlock, records, stuck
+from quizgen.execution import landlock, progress, records, stuck
 from quizgen.execution.owner import claim_jobs
 from quizgen.execution.protocol import Job, Result
 
 _PR_SET_CHILD_SUBREAPER = 36
+Progress = Callable[[tuple[int, int, int]], None]  # (phase, done, total): progress.py
 
 CONFINE = False  # in the sandbox: each job has its own TMPDIR and HOME, and writes only beneath its folder
 
@@ -53,19 +55,24 @@ def describe_exit(status: int) -> str:
     return f"the snippet ended the worker process (exit status {os.WEXITSTATUS(status)}) before finishing"
 
 
-def _own_fds_only(keep: int) -> None:
+def _own_fds_only(*keep: int) -> None:
     """Close every inherited file descriptor but 0-2 and `keep`; 0-2 become /dev/null."""
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    os.closerange(3, keep)  # close_range(2): one call, however many descriptors are open
-    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+    low = 3
+    for fd in sorted(keep):  # close_range(2) around each: one call a range, however many are open
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
-def _child(job: Job, jobdir: str, write_fd: int) -> None:
+def _child(job: Job, jobdir: str, write_fd: int, progress_fd: int) -> None:
     """The job's process: run it, send the result, end. Never returns."""
     try:
-        _own_fds_only(write_fd)
+        _own_fds_only(write_fd, progress_fd)
+        os.set_blocking(progress_fd, False)  # (a full pipe drops a record: it never holds the job up)
+        progress.listen(progress_fd)
         claim_jobs()
         os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
@@ -94,17 +101,33 @@ def _child(job: Job, jobdir: str, write_fd: int) -> None:
         os._exit(0)
 
 
-def _read_result(read_fd: int, pid: int, timeout: float) -> tuple[bytes, bool]:
-    """The child's result line (or what came of it) and whether the timeout struck."""
+def _read_result(
+    read_fd: int, pid: int, timeout: float, progress_fd: int, on_progress: Progress | None
+) -> tuple[bytes, bool]:
+    """The child's result line (or what came of it) and whether the timeout struck; what it says of its
+    progress meanwhile goes to `on_progress`."""
     deadline = time.monotonic() + timeout
     pidfd = os.pidfd_open(pid)
     data = bytearray()
+    told = bytearray()  # progress records read (a part of one kept for the next read)
+    watched = [read_fd, pidfd, progress_fd]
     try:
         while not data.endswith(b"\n") and len(data) <= RESULT_LIMIT:
             left = deadline - time.monotonic()
             if left <= 0:
                 return bytes(data), True
-            ready, _, _ = select.select([read_fd, pidfd], [], [], left)
+            ready, _, _ = select.select(watched, [], [], left)
+            if progress_fd in ready:
+                chunk = os.read(progress_fd, 1 << 12)
+                if not chunk:  # closed by the job (its own business): its result is all that is left
+                    watched.remove(progress_fd)
+                    continue
+                told += chunk
+                record = progress.last_record(bytes(told))
+                del told[: len(told) // progress.RECORD.size * progress.RECORD.size]
+                if record is not None and on_progress is not None:
+                    on_progress(record)
+                continue
             if read_fd in ready:
                 chunk = os.read(read_fd, 1 << 16)
                 if not chunk:
@@ -176,19 +199,24 @@ def _children() -> list[int]:
     return pids
 
 
-def run_isolated(job: Job, workdir: str, timeout: float) -> Result:
-    """Run one job in a child process of its own, in a fresh folder, within `timeout` seconds."""
+def run_isolated(job: Job, workdir: str, timeout: float, on_progress: Progress | None = None) -> Result:
+    """Run one job in a child process of its own, in a fresh folder, within `timeout` seconds; what it
+    tells of its progress goes to `on_progress`."""
     jobdir = tempfile.mkdtemp(dir=workdir)
     read_fd, write_fd = os.pipe()
+    told_fd, tell_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(job, jobdir, write_fd)
+        os.close(told_fd)
+        _child(job, jobdir, write_fd, tell_fd)
     os.close(write_fd)
+    os.close(tell_fd)
     try:
-        data, timed_out = _read_result(read_fd, pid, timeout)
+        data, timed_out = _read_result(read_fd, pid, timeout, told_fd, on_progress)
     finally:
         os.close(read_fd)
+        os.close(told_fd)
     # Past RESULT_LIMIT the record is refused unread (records.parse); either way the process is done.
     answered = data.endswith(b"\n") or len(data) > RESULT_LIMIT
     reached = stuck.ask(pid, workdir) if timed_out and not answered else ""

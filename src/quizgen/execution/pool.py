@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import IO
@@ -92,6 +93,39 @@ def _absolute(paths: str) -> list[str]:
     return [p for p in paths.split(os.pathsep) if os.path.isabs(p)]
 
 
+class Running:
+    """The jobs a pool is running, when each started and how far it says it is (read by the progress
+    line's thread while the pool's reader writes: a lock keeps each read whole)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, tuple[float, tuple[int, int, int] | None]] = {}
+
+    def heard(self, message: Reply) -> None:
+        job = message.get("id", "")
+        with self._lock:
+            if message.get("started"):
+                self._jobs[job] = (time.monotonic(), None)
+            elif job in self._jobs and len(told := message.get("progress") or []) == 3:
+                self._jobs[job] = (self._jobs[job][0], (int(told[0]), int(told[1]), int(told[2])))
+
+    def done(self, job: str) -> None:
+        with self._lock:
+            self._jobs.pop(job, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._jobs.clear()
+
+    def longest(self) -> tuple[str, float, tuple[int, int, int] | None] | None:
+        """The job at work the longest: its key, seconds since it started, its progress if told."""
+        with self._lock:
+            if not self._jobs:
+                return None
+            job, (began, told) = min(self._jobs.items(), key=lambda item: item[1][0])
+        return job, time.monotonic() - began, told
+
+
 class Pool:
     """A `python -m quizgen.execution.worker` process that imports torch once and forks warm workers from it.
 
@@ -111,6 +145,7 @@ class Pool:
         self.torch_version = ""  # what the worker imported (known once ready)
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
+        self.running = Running()  # the jobs at work now, as the zygote tells (the progress line's)
         self.stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the pool
         # -P: not the working folder first on the import path; -s: no user site-packages.
         imports, keep = None, list[str]()
@@ -227,7 +262,11 @@ class Pool:
         try:
             while left:
                 message = self._receive()
+                if "result" not in message:
+                    self.running.heard(message)
+                    continue
                 if "id" in message and message["id"] in left:
+                    self.running.done(message["id"])
                     kept += message["result"].pop("nodes", 0)
                     if kept > records.BUILD_NODE_LIMIT:
                         raise ResultsTooLarge(
@@ -241,6 +280,7 @@ class Pool:
                         outbox.put(item)
                     yield from results
         finally:
+            self.running.clear()
             outbox.put(None)
             writer.join()
             if left and self.proc.poll() is None:
@@ -294,8 +334,10 @@ def execute(
     sandbox: str = "auto",
     timeouts: Mapping[str, float] | None = None,
     python: Path | None = None,
+    watch: Callable[[Running], None] | None = None,
 ) -> dict[str, Outcome]:
-    """Run every job; `on_result` is told of each outcome and returns False to stop early.
+    """Run every job; `on_result` is told of each outcome and returns False to stop early; `watch` is
+    given the jobs at work (the progress line's).
 
     Without a `pool`, one is started for this call (only when there is work) and closed after, under
     `python` (another torch's environment) when given.
@@ -310,6 +352,8 @@ def execute(
     active = pool or Pool(workers, memory, warm=len(work) > workers, sandbox=sandbox, python=python)
     try:
         active.ready()
+        if watch is not None:
+            watch(active.running)
         results = active.run(work, timeout, timeouts)
         for key, result in results:
             outcome = Outcome.from_result(result)

@@ -250,10 +250,12 @@ class Request(TypedDict, total=False):
 
 
 class Reply(TypedDict, total=False):
-    """Zygote -> parent: a job's result, readiness, or the end of a cancellation."""
+    """Zygote -> parent: a job's result, its start or progress, readiness, or the end of a cancellation."""
 
     id: str
     result: Result
+    started: bool  # the job was handed to a worker
+    progress: list[int]  # how far the job is: [phase, done, total] (progress.py)
     ready: bool
     torch_version: str
     pid: int

@@ -152,6 +152,7 @@ class _Zygote:
         worker.job_id = message["id"]
         worker.timed_out = worker.cancelled = False
         worker.data.clear()
+        self.send({"id": message["id"], "started": True})
         with contextlib.suppress(OSError):  # it died just now; its EOF reports the job
             task: WorkerTask = {"job": job, "timeout": worker.limit}
             os.write(worker.to_fd, (json.dumps(task) + "\n").encode())
@@ -185,10 +186,17 @@ class _Zygote:
         self.bury(worker)
 
     def answered(self, worker: _Worker) -> None:
-        """Send the worker's result once a whole one has come."""
-        if worker.data.endswith(b"\n") and worker.job_id is not None:
-            result: Result = json.loads(worker.data)
-            worker.data.clear()
+        """Send the worker's result once a whole one has come; what it tells of its job's progress
+        before that, as it comes."""
+        while b"\n" in worker.data and worker.job_id is not None:
+            line, _, rest = bytes(worker.data).partition(b"\n")
+            worker.data[:] = rest
+            message = json.loads(line)
+            if "progress" in message:  # (the worker's line: a job's own record was read as 3 numbers)
+                if not worker.cancelled:
+                    self.send({"id": worker.job_id, "progress": message["progress"]})
+                continue
+            result: Result = message
             self.reply(worker, result)
 
     def ended(self, worker: _Worker) -> None:

@@ -14,6 +14,7 @@ import os
 import resource
 import signal
 import traceback
+from collections.abc import Callable
 
 from quizgen.constants import FILE_LIMIT, INTERNAL_ERROR_EXIT, RETIRE_AFTER_JOBS
 from quizgen.execution.protocol import Result, WorkerTask
@@ -44,6 +45,15 @@ def _send_result(write_fd: int, result: Result) -> None:
         data = data[os.write(write_fd, data) :]
 
 
+def _relay(write_fd: int) -> Callable[[tuple[int, int, int]], None]:
+    """Hand a job's progress on to the zygote, as a line before its result (progress.py)."""
+
+    def relay(record: tuple[int, int, int]) -> None:
+        os.write(write_fd, (json.dumps({"progress": list(record)}) + "\n").encode())
+
+    return relay
+
+
 def live(read_fd: int, write_fd: int, workdir: str, memory: int) -> None:
     """The worker's life: run jobs, each in a child, until told to stop or worn out. Never returns.
 
@@ -68,7 +78,7 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int) -> None:
             if not line:
                 break
             task: WorkerTask = json.loads(line)
-            result = isolate.run_isolated(task["job"], workdir, task["timeout"])
+            result = isolate.run_isolated(task["job"], workdir, task["timeout"], _relay(write_fd))
             result["retire"] = done == RETIRE_AFTER_JOBS  # the zygote must not hand this worker another job
             _send_result(write_fd, result)
     except BaseException:

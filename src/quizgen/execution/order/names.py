@@ -287,3 +287,34 @@ def _closure(needs: dict[int, int], blocks: Sequence[int]) -> dict[int, set[int]
     for b in blocks:
         visit(b)
     return result
+
+
+class ReachesOut(Exception):
+    """Some code names a way around what the fast search can see (`reaches_out`): run the plain one."""
+
+
+def always_read(fixed: Sequence[str], program: Program) -> frozenset[str] | None:
+    """Variables every step may read: those read in function bodies (None: all, code reads any);
+    `fixed` the code that always parses (setup and check). ReachesOut where the fast search is blind."""
+    blocks = list(program.codes)
+    if reaches_out([*fixed, *blocks]):
+        raise ReachesOut
+    if introspects([*fixed, *blocks]):
+        return None
+    always = frozenset().union(*(names(code).deferred for code in fixed))
+    if not program.indented:
+        return always.union(*(names(code).deferred for code in blocks))
+    # an indented block alone may not parse, and any block may be the body of a function another block
+    # defines (the body runs when the function is called, by any later step): every word counts
+    if not any({"def", "lambda", "class"} & identifiers_of(code) for code in blocks):
+        return always
+    return always.union(*(identifiers_of(code) for code in blocks))
+
+
+def check_only(check: str, program: Program, always: frozenset[str] | None) -> frozenset[str]:
+    """Variables only the check reads: named by no block (distractors included), read in no function
+    body. The search shares them between branches where no step can reach them (Tree._set_aside)."""
+    if always is None:
+        return frozenset()
+    named = set().union(*(identifiers_of(code) for code in program.codes))
+    return frozenset(names(check).reads - named - always)

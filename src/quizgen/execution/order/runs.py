@@ -12,24 +12,25 @@ import contextlib
 import itertools
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
-from quizgen.execution import cite
+from quizgen.execution import cite, progress
 from quizgen.execution.order import feedback as order_feedback
 from quizgen.execution.order import levels as order_levels
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import split as order_split
-from quizgen.execution.order.budget import Budget, OverBudget
+from quizgen.execution.order.budget import PLAIN_SECONDS, Budget, OverBudget
 from quizgen.execution.order.costs import clock
+from quizgen.execution.order.frozen import Thawed
 from quizgen.execution.order.names import (
     Liveness,
+    ReachesOut,
+    always_read,
+    check_only,
     graphs_comparable,
     identifiers_of,
-    introspects,
-    names,
-    reaches_out,
     views_only,
 )
 from quizgen.execution.order.program import Chunk, Onward, Orders, Program, Share, flatten
@@ -98,6 +99,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
         if share is not None:  # one part of a split search: its accepted orders are all it finds
             return {"ok": True, "output": "", "orders": accepted, "tried": tried}
+        runs.phase = 1  # (the distractors now: execution.progress.PHASES)
         if program.indented:
             usable = _usable_anywhere(runs, before, start, fast)
         else:
@@ -123,34 +125,35 @@ class _Plain(Exception):
 
 
 def _always(runs: Runs) -> frozenset[str] | None:
-    """Variables every step may read: those read in function bodies (None: all, code reads any)."""
-    job, program = runs.job, runs.program
-    fixed = [s["code"] for s in [*job["setup"], job["check"]]]  # code that always parses
-    blocks = list(program.codes)
-    if reaches_out([*fixed, *blocks]):
-        raise _Plain
-    if introspects([*fixed, *blocks]):
-        return None
-    always = frozenset().union(*(names(code).deferred for code in fixed))
-    if not program.indented:
-        return always.union(*(names(code).deferred for code in blocks))
-    # an indented block alone may not parse, and any block may be the body of a function another block
-    # defines (the body runs when the function is called, by any later step): every word counts
-    if not any(_defines(code) for code in blocks):
-        return always
-    return always.union(*(identifiers_of(code) for code in blocks))
+    """Variables every step may read (order.names.always_read); _Plain where code reaches out."""
+    fixed = [s["code"] for s in [*runs.job["setup"], runs.job["check"]]]
+    try:
+        return always_read(fixed, runs.program)
+    except ReachesOut:
+        raise _Plain from None
 
 
-def _defines(code: str) -> bool:
-    return bool({"def", "lambda", "class"} & identifiers_of(code))
-
-
-def _tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None = None) -> Tree:
-    """A fast search from a fresh namespace, of one space of candidates or several at once."""
+def _tree(
+    runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None = None, freeze: bool = False
+) -> Tree:
+    """A fast search from a fresh namespace, of one space of candidates or several at once; with
+    `freeze`, tensors only read are shared rather than copied, where no code can change them unseen."""
     began = time.process_time()
     tree = _new_tree(runs, start, spaces, share)
+    tree.freeze = freeze and tree.spans  # (views_only: nothing reaches a tensor's bytes but its views)
     runs.start_cost = time.process_time() - began
     return tree
+
+
+def _fast(make: Callable[[bool], Tree], threads: list[Thread]) -> tuple[Tree, list[Thread]]:
+    """The fast search of a tree `make` builds, freezing what no step changes; when a step did change
+    it, the search starts again from setup, freezing nothing (order.frozen). _Plain as _explore."""
+    tree = make(True)
+    try:
+        return tree, _explore(tree, threads)
+    except Thawed:
+        tree = make(False)
+        return tree, _explore(tree, threads)
 
 
 def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None) -> Tree:
@@ -171,7 +174,7 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
     tree.spaces += [Space(space, Liveness(runs.program, space, repeat, check, always)) for space in more]
     tree.graphs = graphs_comparable(sources)
     tree.spans = views_only(sources)
-    tree.aside = _aside(runs, always)
+    tree.aside = check_only(runs.job["check"]["code"], runs.program, always)
 
     def rebuild() -> None:
         # In the search's own namespace: a function setup defines (a hook, a loss) reads its globals
@@ -186,18 +189,10 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
     if runs.program.indented:
         for space in tree.spaces:
             space.onward = Onward(space.orders, runs.broken)
+            space.same = runs.same  # (a thread for the steps that are the same code)
     if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
         tree.runs = runs  # lines can be traced: no code of the card's traces them itself
     return tree
-
-
-def _aside(runs: Runs, always: frozenset[str] | None) -> frozenset[str]:
-    """Variables only the check reads: named by no block (distractors included), read in no function
-    body. The search shares them between branches where no step can reach them (Tree._set_aside)."""
-    if always is None:
-        return frozenset()
-    named = set().union(*(identifiers_of(code) for code in runs.program.codes))
-    return frozenset(names(runs.job["check"]["code"]).reads - named - always)
 
 
 def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
@@ -225,16 +220,25 @@ def _accepted(
     count = orders.count(MAX_CANDIDATES)
     if fast and not _small(runs, count) and not _unmerged(runs, orders):
         with contextlib.suppress(_Plain):
-            tree = _tree(runs, start, [orders], share)
-            tree.cap_passed = not first
-            passed = _explore(tree, [Thread((), 0, False)])
-            return sorted(flatten(t.chunks) for t in passed)[: 1 if first else None]
+
+            def make(freeze: bool) -> Tree:
+                tree = _tree(runs, start, [orders], share, freeze)
+                tree.phase, tree.total = runs.phase, count
+                tree.cap_passed = not first
+                return tree
+
+            tree, passed = _fast(make, [Thread((), 0, False)])
+            if first:  # (each thread's first arrangement: the first of all is among them)
+                return sorted(flatten(tree.spaces[0].first(t.chunks)) for t in passed)[:1]
+            return sorted(flatten(c) for t in passed for c in tree.spaces[0].arrangements(t.chunks))
     indented = runs.program.indented
-    if indented and runs.one * count > runs.budget.seconds:  # (most are run as another, or not at all)
+    if indented and runs.one * count > PLAIN_SECONDS:  # (most are run as another, or not at all)
         count = len({runs.program_of(chunks) for chunks in _runnable(runs, orders, share)})
     runs.budget.plain(runs.one, count)
     found = []
-    for chunks in _runnable(runs, orders, share):
+    total = orders.count(MAX_CANDIDATES)
+    for decided, chunks in enumerate(_runnable(runs, orders, share)):
+        progress.report(runs.phase, decided, total)
         if runs.passes(chunks, start):
             found.append(flatten(chunks))
             if not first:
@@ -332,11 +336,17 @@ def _first_of_each(
     counts = [orders.count(MAX_CANDIDATES) for orders in spaces]
     if fast and spaces and not _small(runs, sum(counts)):
         with contextlib.suppress(_Plain):
-            tree = _tree(runs, start, spaces)
+
+            def make(freeze: bool) -> Tree:
+                tree = _tree(runs, start, spaces, freeze=freeze)
+                tree.phase, tree.total = runs.phase, sum(counts)
+                return tree
+
             threads = [Thread((), 0, False, space=k) for k in range(len(spaces))]
+            tree, passed = _fast(make, threads)
             best: list[list[int] | None] = [None] * len(spaces)
-            for thread in _explore(tree, threads):
-                order = flatten(thread.chunks)
+            for thread in passed:
+                order = flatten(tree.spaces[thread.space].first(thread.chunks))
                 if best[thread.space] is None or order < best[thread.space]:  # type: ignore[operator]
                     best[thread.space] = order
             return best

@@ -9,9 +9,8 @@ instances of Python classes (modules, optimizers, schedulers, losses: their `__d
 closures, bound methods, weak references. Objects that came from imported modules (classes, module
 functions, modules, dtypes) are shared, not copied. An autograd graph is fingerprinted (when asked:
 `graphs`), never copied. Anything else (an iterator, a C object, an int equal to the address of an
-object in the state) makes the state opaque: no copy, no merge.
-Classes and plain functions the card defines are shared too; `Shared` notes them so the search can
-check at its end that no step changed one.
+object in the state) makes the state opaque: no copy, no merge. Classes and plain functions the card
+defines, and tensors only read (order.frozen), are shared too: `Shared` keeps what they must stay.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any
 
 import torch
 
+from quizgen.execution.order.frozen import Frozen
 from quizgen.execution.order.tensors import Opaque, tensor
 
 __all__ = ["Opaque", "Shared", "apart", "capture"]
@@ -44,10 +44,12 @@ _SKIP = {"__builtins__", "__warningregistry__"}  # the interpreter's, not the ca
 
 
 class Shared:
-    """The card's own classes and plain functions, shared by every branch: no step may change one."""
+    """The card's own classes and plain functions, and frozen tensors, shared by every branch: no step
+    may change one."""
 
     def __init__(self) -> None:
         self.seen: dict[int, tuple[object, tuple[object, ...]]] = {}
+        self.frozen: Frozen | None = None  # tensors no step changes (order.frozen)
 
     def note(self, obj: object) -> None:
         """Remember what a shared object holds now; Opaque when that cannot be told."""
@@ -55,6 +57,8 @@ class Shared:
             self.seen[id(obj)] = (obj, _inner(obj))
 
     def changed(self) -> bool:
+        if self.frozen is not None and not self.frozen.intact():
+            return True
         try:
             return any(_inner(obj) != before for obj, before in self.seen.values())
         except Opaque:
@@ -173,6 +177,8 @@ class _Walk:
         self.tokens: list[object] = []
         self.alive: list[object] = []
         self.imported: set[object] = set()  # memo keys of objects shared as imported (`external`)
+        frozen = shared.frozen if shared is not None else None
+        self.frozen, self.frozen_storages = (frozen.ids, frozen.storages) if frozen else ({}, set())
 
     def add(self, *parts: object) -> None:
         self.tokens.append(parts)
@@ -204,6 +210,9 @@ class _Walk:
             return self.copies.get(key, obj)
         self.memo[key] = len(self.memo)
         self.alive.append(obj)  # an id stays this object's while the walk lasts (some are temporary)
+        if key in self.frozen:  # the same tensor in every branch (order.frozen)
+            self.add("frozen", self.frozen[key])
+            return self.keep(obj, obj)
         handler = _HANDLERS.get(kind) or _classify(obj)
         return handler(self, obj)
 
@@ -374,21 +383,10 @@ def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
 
 
 _HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
-    list: _Walk.sequence,
-    tuple: _Walk.sequence,
-    dict: _Walk.mapping,
-    OrderedDict: _Walk.mapping,
-    defaultdict: _Walk.mapping,
-    set: _Walk.unordered,
-    frozenset: _Walk.unordered,
-    types.FunctionType: _Walk.function,
-    types.MethodType: _Walk.method,
-    types.BuiltinFunctionType: _Walk.builtin,
-    weakref.ReferenceType: _Walk.reference,
-    types.CellType: _cell,
-    staticmethod: _Walk.wrapper,
-    classmethod: _Walk.wrapper,
-    property: _Walk.wrapper,
-    torch.Tensor: tensor,
-    torch.nn.Parameter: tensor,
-}
+    list: _Walk.sequence, tuple: _Walk.sequence, dict: _Walk.mapping, OrderedDict: _Walk.mapping,
+    defaultdict: _Walk.mapping, set: _Walk.unordered, frozenset: _Walk.unordered,
+    types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
+    types.BuiltinFunctionType: _Walk.builtin, weakref.ReferenceType: _Walk.reference, types.CellType: _cell,
+    staticmethod: _Walk.wrapper, classmethod: _Walk.wrapper, property: _Walk.wrapper,
+    torch.Tensor: tensor, torch.nn.Parameter: tensor,
+}  # fmt: skip

@@ -41,6 +41,7 @@ class Runs:
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
+        self.phase = 0  # what the search is finding (execution.progress.PHASES)
         sources = [s["code"] for s in [*job["setup"], job["check"], *written]]
         self.alike = self.program.indented and not reads_columns(sources)  # `same` may join steps
         # Where no code can see line numbers, a step whose failure is not reported runs as compiled for

@@ -34,6 +34,8 @@ def tensor(walk: Any, t: Any) -> Any:
     if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
         raise Opaque("a tensor with hooks or names")
     storage = compat.untyped_storage(t)
+    if storage._cdata in walk.frozen_storages:  # (a copy of it could not stay a view of the shared data)
+        raise Opaque("a view of data every branch shares")
     skey = ("storage", storage._cdata)
     if skey not in walk.memo:
         walk.memo[skey] = len(walk.memo)

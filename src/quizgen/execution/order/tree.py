@@ -18,51 +18,26 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import dataclass
+from dataclasses import replace
 
+from quizgen.execution import progress
 from quizgen.execution.order import settings as order_settings
 from quizgen.execution.order import state as order_state
 from quizgen.execution.order.budget import Budget
 from quizgen.execution.order.costs import Costs, clock
+from quizgen.execution.order.frozen import Frozen
 from quizgen.execution.order.glance import split
 from quizgen.execution.order.names import Liveness
 from quizgen.execution.order.program import CHECK, Chunk, Orders, Share
 from quizgen.execution.order.settings import Settings
 from quizgen.execution.order.state import Opaque, Shared
-from quizgen.execution.order.threads import Hints, Space, Thread
+from quizgen.execution.order.threads import Anchor, Hints, Node, Space, Thread, objects_of
 from quizgen.execution.snippets import SnippetFailed
 
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
 FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
 RunStep = Callable[[Chunk], BaseException | None]
 Failed = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]]  # lines a step ran; its tail
-
-
-@dataclass
-class _Anchor:
-    """A state kept whole (never run on): others are rebuilt from a copy of it. The starting state
-    when it cannot be copied (a setup leaving an autograd graph in a name the lines use) has no copy
-    (`ns` None): it is rebuilt by running setup again (`Tree.rebuild`)."""
-
-    ns: dict[str, object] | None
-    settings: Settings
-    live: frozenset[str] | None
-
-
-@dataclass
-class _Node:
-    threads: list[Thread]
-    anchor: _Anchor
-    path: tuple[Chunk, ...]  # steps that lead from the anchor to this state
-    objects: tuple[dict[str, object], Settings] | None  # the state itself, until a step runs on it
-    live: frozenset[str] | None = None
-    opaque: bool = False  # its state is known not to be copyable
-    trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
-
-
-def _objects(node: _Node) -> tuple[dict[str, object], frozenset[str] | None]:
-    assert node.objects is not None
-    return node.objects[0], node.live
 
 
 class Tree:
@@ -92,20 +67,26 @@ class Tree:
         self.rebuilds = 0  # times the starting state was rebuilt so
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
+        self.passing = 0  # the candidates the passed threads stand for
         self._held = 0  # states held (the layer being expanded and the next)
         self.costs = Costs()
         self._start: Settings | None = None
         self.repeat = repeat
         self.shared = Shared()
+        self.freeze = False  # tensors only read are shared, not copied (order.frozen)
         self.steps = 0  # steps run, the check included
         self.layer = 0  # steps run by the deepest threads so far
         self.fruitless = 0  # layers in a row in which comparing states merged none
+        self.phase, self.total = 0, 0  # what the search is for, and its candidates (execution.progress)
+        self.decided = 0  # candidates whose outcome is known (run to their end, or failed before it)
 
     def explore(self, threads: list[Thread]) -> list[Thread]:
         """The threads (completed: each one candidate) whose check passes. Raises Opaque when the
         starting state (the namespace as it is now) cannot be copied."""
         objects = (dict(self.ns), order_settings.settings(self.generators))
         live = self._set_aside(threads)
+        if self.freeze and live is not None:
+            self.shared.frozen = Frozen(self.ns, live)
         began = clock()
         try:
             _, pristine = order_state.capture(self.ns, live, self.shared, copy=True)
@@ -114,12 +95,12 @@ class Tree:
             if self.rebuild is None:
                 raise
             pristine = None  # rebuilt by running setup again, as later states from the last copy
-        anchor = _Anchor(pristine, objects[1], live)
+        anchor = Anchor(pristine, objects[1], live)
         self._start = objects[1]
-        frontier = [_Node(threads, anchor, (), objects, live)]
+        frontier = [Node(threads, anchor, (), objects, live)]
         passed: list[Thread] = []
         while frontier:
-            children: list[_Node] = []
+            children: list[Node] = []
             queue = deque(frontier)  # (a node's state goes once it is expanded)
             frontier = []
             while queue:
@@ -159,25 +140,38 @@ class Tree:
             found |= live
         return frozenset(found - self.aside)
 
+    def _weight(self, thread: Thread) -> int:
+        """The candidates a thread stands for (those that begin as it does)."""
+        if thread.complete:
+            return thread.ways
+        return thread.ways * self.spaces[thread.space].orders.completions(thread.placed)
+
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
         if not thread.complete:
             space = self.spaces[thread.space]
             full = space.orders.full
-            for chunk, placed in space.orders.next_chunks(thread.placed):
+            if self.share is None:  # one thread for the steps that are the same code (Space.steps)
+                steps = space.steps(thread.placed)
+            else:  # (a part of a split search takes its candidates by their steps as they are)
+                steps = [(chunk, after, 1) for chunk, after in space.orders.next_chunks(thread.placed)]
+            for chunk, placed, alike in steps:
                 chunks = (*thread.chunks, chunk)
                 if space.onward is not None and not space.onward.leads_on(chunk, placed):
+                    # (a step of each does not compile)
+                    self.decided += thread.ways * alike * space.orders.completions(placed)
                     continue
                 if self.share is None or self.share.allows(chunks):
-                    yield (
-                        chunk,
-                        Thread(chunks, placed, placed == full, thread.ran + 1, thread.tag, thread.space),
+                    ways = thread.ways * alike
+                    after = Thread(
+                        chunks, placed, placed == full, thread.ran + 1, thread.tag, thread.space, ways
                     )
+                    yield chunk, after
             return
         m = len(thread.chunks)
         step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
-        yield step, Thread(thread.chunks, thread.placed, True, thread.ran + 1, thread.tag, thread.space)
+        yield step, replace(thread, ran=thread.ran + 1)
 
-    def _expand(self, node: _Node, passed: list[Thread]) -> list[_Node]:
+    def _expand(self, node: Node, passed: list[Thread]) -> list[Node]:
         if len(node.threads) == 1 and node.threads[0].complete:
             self._finish(node, passed)
             return []
@@ -188,33 +182,42 @@ class Tree:
                 groups.setdefault(step if same is None else same(step), (step, []))[1].append(after)
         if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
-        children: list[_Node] = []
+        children: list[Node] = []
         failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
         for i, (step, threads) in enumerate(groups.values()):
+            progress.report(self.phase, self.decided, self.total)
             if self._fails(step, failed):
+                self.decided += sum(map(self._weight, threads))
                 continue
             self._load(node, last=i == len(groups) - 1)
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
             began = clock()
-            failure = self.run_step(step)
+            failure = self._run(step)
             self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
+            if step == CHECK or failure is not None:
+                self.decided += sum(map(self._weight, threads))
             if step == CHECK:
                 self._checked()
                 if failure is None:
                     passed += threads
-                    if self.cap_passed and self.budget is not None:
-                        self.budget.accepted(len(passed))
+                    self._passed(sum(t.ways for t in threads))
                 continue
             if failure is None:
                 objects = (dict(self.ns), order_settings.settings(self.generators))
                 trail = (*node.trail, step)
-                children.append(_Node(threads, node.anchor, (*node.path, step), objects, trail=trail))
+                children.append(Node(threads, node.anchor, (*node.path, step), objects, trail=trail))
         node.objects = None
         return children
+
+    def _run(self, step: Chunk) -> BaseException | None:
+        failure = self.run_step(step)
+        if self.shared.frozen is not None:
+            self.shared.frozen.check()  # (Thawed: the search starts again, freezing nothing)
+        return failure
 
     def _fails(self, step: Chunk, failed: dict[int, set[Failed]]) -> bool:
         """Whether the step fails without running it: it does not compile, or it begins with the lines
@@ -227,9 +230,10 @@ class Tree:
             return True
         return runs.broken(step)
 
-    def _finish(self, node: _Node, passed: list[Thread]) -> None:
+    def _finish(self, node: Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
         thread = node.threads[0]
+        self.decided += 1
         self._load(node, last=True)
         m = len(thread.chunks)
         for k in range(thread.ran, m * self.repeat + 1):
@@ -237,18 +241,20 @@ class Tree:
             self.steps += 1
             if self.budget is not None:
                 self.budget.tick(self._held)
-            failure = self.run_step(step)
+            failure = self._run(step)
             if step == CHECK:
                 self._checked()
             if failure is not None:
                 return
-        passed.append(
-            Thread(thread.chunks, thread.placed, True, m * self.repeat + 1, thread.tag, thread.space)
-        )
-        if self.cap_passed and self.budget is not None:
-            self.budget.accepted(len(passed))
+        passed.append(replace(thread, complete=True, ran=m * self.repeat + 1))
+        self._passed(thread.ways)
 
-    def _anchor(self, node: _Node) -> None:
+    def _passed(self, ways: int) -> None:
+        self.passing += ways
+        if self.cap_passed and self.budget is not None:
+            self.budget.accepted(self.passing)
+
+    def _anchor(self, node: Node) -> None:
         """Keep a copy of a branching state as an anchor when it can be copied: its subtree replays
         from it (the node's own objects still go to its last child)."""
         assert node.objects is not None
@@ -260,10 +266,10 @@ class Tree:
             node.opaque = True
             return
         assert copy is not None
-        node.anchor = _Anchor(copy, node.objects[1], node.live)
+        node.anchor = Anchor(copy, node.objects[1], node.live)
         node.path = ()
 
-    def _load(self, node: _Node, last: bool) -> None:
+    def _load(self, node: Node, last: bool) -> None:
         """Make the namespace hold the node's state: its own objects (on their last use), a copy of
         them, or a copy of its anchor with the steps since run again."""
         if node.objects is not None:
@@ -298,13 +304,13 @@ class Tree:
             assert copy is not None
             self._put(copy, anchor.settings)
         for step in path:
-            if self.run_step(step) is not None:
+            if self._run(step) is not None:
                 raise SnippetFailed(
                     "the lines do something else when run again: the puzzle is not deterministic"
                 )
             self.steps += 1
 
-    def _rebuild_is_cheaper(self, node: _Node) -> bool:
+    def _rebuild_is_cheaper(self, node: Node) -> bool:
         return self.rebuild is not None and self.costs.rebuild_is_cheaper(len(node.trail))
 
     def _put(self, ns: dict[str, object], settings: Settings) -> None:
@@ -312,18 +318,18 @@ class Tree:
         self.ns.update(ns)
         order_settings.restore_settings(settings)
 
-    def _merge(self, children: list[_Node]) -> list[_Node]:
+    def _merge(self, children: list[Node]) -> list[Node]:
         """Children whose states are equal become one (only where they are at the same point)."""
-        buckets: dict[object, list[_Node]] = {}
+        buckets: dict[object, list[Node]] = {}
         for child in children:
             child.live = self._live(child.threads)
             buckets.setdefault((self._point(child), child.live), []).append(child)
-        merged: list[_Node] = []
+        merged: list[Node] = []
         self.layer += 1
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
         compared = len(children)
         for coarse in buckets.values():
-            for bucket in split(coarse, _objects) if compare and len(coarse) > 1 else [coarse]:
+            for bucket in split(coarse, objects_of) if compare and len(coarse) > 1 else [coarse]:
                 work = [self._work(node) for node in bucket] if compare and len(bucket) > 1 else []
                 if len(bucket) == 1 or not compare or not self.costs.worth_comparing(work):
                     merged += bucket
@@ -333,21 +339,22 @@ class Tree:
             self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
         return merged
 
-    def _work(self, node: _Node) -> int:
+    def _work(self, node: Node) -> int:
         """The steps the node's threads still have to run (the check included)."""
         total = 0
         for t in node.threads:
             if t.complete:
                 total += len(t.chunks) * self.repeat + 1 - t.ran
             else:
-                orders = self.spaces[t.space].orders
-                left = len(orders.blocks) * self.repeat + 1 - t.ran
-                total += orders.completions(t.placed) * max(left, 1)
+                space = self.spaces[t.space]
+                left = len(space.orders.blocks) * self.repeat + 1 - t.ran
+                ahead = space.programs(t.placed) if self.share is None else space.orders.completions(t.placed)
+                total += ahead * max(left, 1)
         return total
 
-    def _merge_bucket(self, bucket: list[_Node], merged: list[_Node]) -> None:
+    def _merge_bucket(self, bucket: list[Node], merged: list[Node]) -> None:
         """Merge the nodes of a bucket whose states are equal."""
-        seen: dict[tuple[object, ...], _Node] = {}
+        seen: dict[tuple[object, ...], Node] = {}
         for child in bucket:
             assert child.objects is not None
             began = clock()
@@ -367,7 +374,7 @@ class Tree:
                 seen[key] = child
                 merged.append(child)
 
-    def _point(self, node: _Node) -> frozenset[tuple[int, int]]:
+    def _point(self, node: Node) -> frozenset[tuple[int, int]]:
         """Where the node's threads are: which pass, and which blocks ran in it (only nodes at the same
         point are compared: elsewhere equal states are too rare to pay for comparing)."""
         point = set()
