@@ -25,7 +25,7 @@ from quizgen.execution.protocol import JSON, Feedback, Job, Outcome, SearchJob
 from quizgen.kinds import order_accepted
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.kinds.order_accepted import MAX_ACCEPTED, Arrangement, Puzzle
-from quizgen.kinds.order_answer import readable_answer
+from quizgen.kinds.order_answer import line_html, readable_answer
 from quizgen.render.markup import highlight, markdown
 from quizgen.render.view import CardView, OrderItem, shuffled
 
@@ -185,7 +185,7 @@ class OrderKind(CardKind):
         pieces += [(-1 - k, _shown(s)) for k, s in enumerate(card.distractors)]
         labels = [chr(ord("A") + k) for k in range(len(pieces))]
         view.items = [
-            OrderItem(labels[pos], pieces[k][1], highlight(pieces[k][1]), pieces[k][0])
+            OrderItem(labels[pos], pieces[k][1], line_html(pieces[k][1]), pieces[k][0])
             for pos, k in enumerate(shuffled(card.id, len(pieces)))
         ]
         view.accepted = (vc.outcome.orders if vc.outcome else None) or []

@@ -42,6 +42,17 @@ def readable_answer(
     return f'<ol class="order-answer tex2jax_ignore">{"".join(items)}</ol>{total}'
 
 
+def line_html(code: str) -> str:
+    """An order item's code, highlighted, each of its source lines a span of its own: a long one wraps
+    inside its row, between two tokens (a `<wbr>` between each two; a wrapped token reads as two), its
+    continuation indented and marked (quiz.css, card.css: `pre.wraps .cl`), never under the row's
+    button. The text (newlines included) is the code's, as before."""
+    body = highlight(code).removeprefix('<pre class="highlight"><code>').removesuffix("</code></pre>")
+    body = body.replace("</span><span", "</span><wbr><span")
+    lines = "".join(f'<span class="cl">{line}\n</span>' for line in body.removesuffix("\n").split("\n"))
+    return f'<pre class="highlight wraps"><code>{lines}</code></pre>'
+
+
 def _total(orders: int, accepted: int) -> str:
     """How many arrangements are accepted: "3 accepted orders in all.", with those at other levels
     "53 accepted arrangements in all (1 with every line at its written level)."."""
