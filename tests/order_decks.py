@@ -53,3 +53,39 @@ PUZZLE = """\
 def deck(name: str, card: str, header: str = "") -> str:
     """A deck of one two-line puzzle, `header` (e.g. "attempts: 1\\n") among its top-level keys."""
     return f"deck: {name}\n{header}cards:\n" + PUZZLE.format(id=card)
+
+
+# A puzzle read on a phone: a long line two levels in, and a distractor that reads as it does up to its
+# last characters (issue 31).
+PHONE = """\
+deck: Order puzzles::Phone
+setup: |
+  import torch
+cards:
+  - id: eval-preds
+    kind: order
+    ask: "Collect the predictions as lists."
+    indent: true
+    setup: |
+      model = torch.nn.Linear(2, 1)
+      batches = [torch.ones(1, 2), torch.zeros(1, 2)]
+      preds = []
+    lines:
+      - model.eval()
+      - "with torch.no_grad():"
+      - "    for batch_of_inputs in batches:"
+      - "        preds.append(model(batch_of_inputs).squeeze(-1).tolist())"
+    distractors:
+      - "        preds.append(model(batch_of_inputs).squeeze(-1))"
+    check: |
+      assert not model.training
+      assert len(preds) == 2 and all(isinstance(p, list) for p in preds)
+"""
+
+# Its lines and their levels, in the order as written.
+PHONE_LINES = [
+    ("model.eval()", 0),
+    ("with torch.no_grad():", 0),
+    ("for batch_of_inputs in batches:", 1),
+    ("preds.append(model(batch_of_inputs).squeeze(-1).tolist())", 2),
+]

@@ -16,7 +16,7 @@ from quizgen.execution.pool import Pool
 from . import test_anki_js as anki_js
 from .anki_support import build
 from .conftest import write_project
-from .order_decks import DECK, LOOP, deck
+from .order_decks import DECK, LOOP, PHONE, PHONE_LINES, deck
 
 # The tab serving the collection's media and our pages, and the two ways a client shows the back.
 context, page = anki_js.context, anki_js.page
@@ -34,7 +34,8 @@ SHOWN = """() => Array.from(document.querySelectorAll(".qg-lines > li")).map((li
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> dict[str, Any]:
     """Card id -> (question HTML, answer HTML) as Anki renders them, plus the collection's media folder."""
-    root = write_project(tmp_path_factory.mktemp("anki-orders"), {"orders.yaml": DECK, "once.yaml": ONCE})
+    files = {"orders.yaml": DECK, "once.yaml": ONCE, "phone.yaml": PHONE}
+    root = write_project(tmp_path_factory.mktemp("anki-orders"), files)
     return anki_js.render_sides(build(root, pool=pool), root / "anki", "deck:Order*")
 
 
@@ -161,3 +162,27 @@ def test_a_deck_that_allows_one_check_shows_the_back_at_once(page: Any, rendered
 
     result = desktop(page, rendered["sides"]["graph-once"], act)
     assert result.get_attribute("data-ok") == "false"
+
+
+# Each line of the list: how far it runs past its row, and how much of its code it hides.
+ROWS = """() => Array.from(document.querySelectorAll(".qg-lines > li")).map((li) => {
+  const pre = li.querySelector("pre"), row = li.getBoundingClientRect(), code = pre.getBoundingClientRect();
+  return {text: pre.textContent.trim(), hidden: pre.scrollWidth - pre.clientWidth, right: row.right,
+          out: Math.max(li.scrollWidth - li.clientWidth, code.right - row.right),
+          lines: pre.querySelectorAll(".cl").length};
+})"""
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_a_puzzle_reads_whole_on_a_phone(page: Any, rendered: dict[str, Any], width: int) -> None:
+    """Issue 31: at 375 px each line wraps inside its row; a distractor that begins as a line does is
+    shown whole beside it."""
+    page.set_viewport_size({"width": width, "height": 800})
+    page.pages["front.html"] = "<!doctype html><body class='card'>" + rendered["sides"]["eval-preds"][0]
+    page.goto("http://anki.test/front.html")
+    page.wait_for_function("document.querySelector('.qg-card[data-qg-mounted]')")
+    rows = page.evaluate(ROWS)
+    assert len(rows) == len(PHONE_LINES) + 1
+    for row in rows:
+        assert row["out"] <= 0 and row["hidden"] <= 0 and row["right"] <= width, row
+    assert [row["lines"] for row in rows] == [1] * len(rows)  # each source line wraps under itself

@@ -108,28 +108,31 @@ def skip_to(page: Any, card: str) -> None:
     raise AssertionError(f"never reached {card}")
 
 
-# Each line of code as the browser lays it out: how many line boxes its text takes (a line wrapped
-# mid-token takes two), and how many lines it has.
+# Each line of code as the browser lays it out: its tokens split over two line boxes (none may be: a
+# wrapped token reads as two), its rows beyond its source lines (a long line wraps between tokens, its
+# continuation marked), and the room it gets in characters.
 LINE_BOXES = """(card) => Array.from(document.querySelectorAll(`#card-${card} .line-code`)).map((el) => {
   const tops = new Set(), range = document.createRange();
-  let left = Infinity, right = -Infinity;
+  let charWidth = 0, split = [];
   const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   for (let node = walk.nextNode(); node; node = walk.nextNode()) {
     range.selectNodeContents(node);
+    const mine = new Set();
     for (const r of range.getClientRects()) {
       if (r.width === 0) continue;
       tops.add(Math.round(r.top));
-      left = Math.min(left, r.left);
-      right = Math.max(right, r.right);
+      mine.add(Math.round(r.top));
+      charWidth = Math.max(charWidth, r.width / node.textContent.length);
     }
+    if (mine.size > 1 && node.textContent.trim()) split.push(node.textContent);
   }
   const text = el.textContent.replace(/\\n$/, "");
   // The room for code: the line's width less its label and button, in characters of this code.
   const line = el.closest(".line");
   const room = line.clientWidth - line.querySelector(".line-label").offsetWidth
     - line.querySelector(".toggle").offsetWidth;
-  const chars = room / ((right - left) / text.length);
-  return {text, boxes: tops.size, lines: text.split("\\n").length, room: chars};
+  return {text, split, boxes: tops.size, lines: text.split("\\n").length, room: room / charWidth,
+          fits: line.scrollWidth <= line.clientWidth};
 })"""
 
 
@@ -142,17 +145,18 @@ def test_order_code_never_wraps_mid_token(browser: Any, site: str, tabs: list[Ta
     lines = page.evaluate(LINE_BOXES, "long-order")
     assert len(lines) == 4
     for line in lines:
-        assert line["boxes"] == line["lines"], f"{line['text']!r} wraps at {width} px: {line}"
+        assert line["split"] == [] and line["fits"], f"{line['text']!r} at {width} px: {line}"
+    assert any(line["boxes"] > line["lines"] for line in lines)  # the longest wrap, between two tokens
     # The code gets the room: at 1280 px PEP 8's 79 columns nearly fit; at 375 px about 30 characters.
     room = min(line["room"] for line in lines)
     assert room >= (75 if width == 1280 else 28), (width, room)
-    # One line in the block, indented a level: still one line box, and nothing wider than the screen.
+    # One line in the block, indented a level: no token split, nothing wider than the screen.
     line = page.locator("#card-long-order .line").filter(has_text="loss.backward()")
     line.locator(".toggle").click()
     line = page.locator("#card-long-order .block .line").first
     line.focus()
     page.keyboard.press("ArrowRight")
-    assert all(x["boxes"] == x["lines"] for x in page.evaluate(LINE_BOXES, "long-order"))
+    assert all(x["split"] == [] and x["fits"] for x in page.evaluate(LINE_BOXES, "long-order"))
     assert overflowing(page) == []
     help_text = page.inner_text("#order-help-long-order")
     assert "Space drops it. Indentation counts" in help_text

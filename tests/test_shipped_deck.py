@@ -42,6 +42,12 @@ def test_the_deck_has_what_the_issue_asks(shipped: pipeline.Report) -> None:
                 assert vc.card.explain.strip(), f"{vc.card.id} explains nothing"
 
 
+def test_every_order_puzzle_accepts_what_a_teacher_would(shipped: pipeline.Report) -> None:
+    """No puzzle accepts a line moved into or out of a body, nor more than its max_accepted (issue 31)."""
+    weak = [str(w) for w in shipped.warnings if w.message.startswith("the check accepts")]
+    assert weak == []
+
+
 def test_coverage_names_only_real_cards(shipped: pipeline.Report) -> None:
     ids = {vc.card.id for d in shipped.decks for vc in d.cards}
     text = (REPO / "cards" / "COVERAGE.md").read_text()

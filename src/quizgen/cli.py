@@ -244,6 +244,17 @@ def serve(port: int, **kw: Any) -> None:
 
 
 @cli.command()
+@click.argument("card_id", metavar="CARD")
+@common_options
+def show(card_id: str, **kw: Any) -> None:
+    """Check every card, then print what the card CARD accepts (a puzzle's accepted arrangements)."""
+    from quizgen.show import show as shown
+
+    for line in shown(_options(**{**kw, "all_warnings": True}), card_id):  # (warnings are not shown)
+        echo(line)
+
+
+@cli.command()
 @click.argument("folder", type=click.Path(path_type=Path, file_okay=False), default=".")
 @click.option("--title", default=None, help="The quiz's title (default: from the folder's name).")
 def init(folder: Path, title: str | None) -> None:

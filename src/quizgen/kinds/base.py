@@ -79,6 +79,11 @@ class CardKind:
         """Whether another torch's answer (as torch_answer shows it) is this outcome's answer."""
         return other == self.torch_answer(card, outcome)
 
+    def accepted(self, card: Card, outcome: Outcome | None) -> list[str]:
+        """What the card accepts, as `quizgen show` prints it for its author."""
+        answer = self.torch_answer(card, outcome) if outcome is not None and self.runs(card) else ""
+        return [f"answer: {answer}" if answer else "nothing of it is judged by running code"]
+
     def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
         """The outcome as build/cards.json publishes it (a kind may ship a shorter equivalent)."""
         return outcome

@@ -18,12 +18,14 @@ from quizgen.cards import syntax
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader, has_assert
-from quizgen.constants import MIN_ORDER_LINES, REPEAT_MAX, REPEAT_MIN
+from quizgen.constants import MAX_CANDIDATES, MIN_ORDER_LINES, REPEAT_MAX, REPEAT_MIN
 from quizgen.errors import Location, Problem
 from quizgen.execution.order.program import Program
 from quizgen.execution.protocol import JSON, Feedback, Job, Outcome, SearchJob
+from quizgen.kinds import order_accepted
 from quizgen.kinds.base import CardKind, setup_jobs
-from quizgen.kinds.order_answer import readable_answer
+from quizgen.kinds.order_accepted import MAX_ACCEPTED, Arrangement, Puzzle
+from quizgen.kinds.order_answer import line_html, readable_answer
 from quizgen.render.markup import highlight, markdown
 from quizgen.render.view import CardView, OrderItem, shuffled
 
@@ -40,6 +42,7 @@ class OrderCard(Card):
     check: Snippet | None = None
     indent: int = 0  # spaces per level when indentation is part of the answer, else 0
     levels: list[int] = field(default_factory=list)  # with indent: each block's level (lines, distractors)
+    max_accepted: int = MAX_ACCEPTED  # accepted arrangements before check warns
 
 
 class OrderKind(CardKind):
@@ -59,6 +62,13 @@ class OrderKind(CardKind):
         "indent": Field("bool", False, "Each block's indentation is part of the answer (default false)."),
         "repeat": Field("repeat", False, "How many times the block runs (default 1)."),
         "check": Field("code", True, "Asserts run after the block; they decide whether an order is right."),
+        "max_accepted": Field(
+            "count",
+            False,
+            f"Accepted arrangements before `quizgen check` warns that the check is weak (default "
+            f"{MAX_ACCEPTED}).",
+            {"type": "integer", "minimum": 1, "maximum": MAX_CANDIDATES},
+        ),
     }
 
     def parse(self, reader: Reader, common: Card) -> OrderCard:
@@ -83,6 +93,7 @@ class OrderKind(CardKind):
                 reader.error(where, f"the line {text!r} appears twice; lines must be distinct")
                 break
         card.repeat = reader.integer("repeat", REPEAT_MIN, REPEAT_MAX, default=1)
+        card.max_accepted = reader.integer("max_accepted", 1, MAX_CANDIDATES, MAX_ACCEPTED)
         if card.check is not None and not has_assert(card.check.code):
             message = "the check needs an assert that can fail: without one every order that runs is accepted"
             reader.error(reader.at("check"), message)
@@ -130,26 +141,34 @@ class OrderKind(CardKind):
 
     def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
         card = cast(OrderCard, card)
+        puzzle = _puzzle(card)
+        weak = order_accepted.weak(puzzle, _accepted(card, outcome), card.max_accepted)
+        found = [Problem(card.location, said) for said in weak]
         accepted, tried = len(outcome.orders or []), outcome.tried or 0
         if not tried or accepted * 2 <= tried or accepted == math.factorial(len(card.lines)):
-            return []
+            return found
         message = (
             f"{accepted} of the {tried} orders that respect the lines' data dependencies pass the check: "
             "a learner can hardly get it wrong (is the check strict enough?)"
         )
-        return [Problem(card.at("check"), message)]
+        return [*found, Problem(card.at("check"), message)]
 
     def placeholders(self, card: Card) -> set[str]:
         return {"orders", *card.cite}
 
     def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
         values = super().cited(card, outcome)
-        values["orders"] = str(len(outcome.orders or []))
+        # what the judge accepts, levels included
+        values["orders"] = str(len(_accepted(cast(OrderCard, card), outcome)))
         return values
 
     def torch_answer(self, card: Card, outcome: Outcome) -> str:
         """The accepted orders, each as its lines' numbers from 1 as written."""
         return " / ".join(" ".join(str(i + 1) for i in order) for order in outcome.orders or [])
+
+    def accepted(self, card: Card, outcome: Outcome | None) -> list[str]:
+        card = cast(OrderCard, card)
+        return order_accepted.listing(_puzzle(card), _accepted(card, outcome), card.max_accepted)
 
     def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
         """With before-pairs that allow exactly the accepted orders, those pairs instead of the list."""
@@ -166,7 +185,7 @@ class OrderKind(CardKind):
         pieces += [(-1 - k, _shown(s)) for k, s in enumerate(card.distractors)]
         labels = [chr(ord("A") + k) for k in range(len(pieces))]
         view.items = [
-            OrderItem(labels[pos], pieces[k][1], highlight(pieces[k][1]), pieces[k][0])
+            OrderItem(labels[pos], pieces[k][1], line_html(pieces[k][1]), pieces[k][0])
             for pos, k in enumerate(shuffled(card.id, len(pieces)))
         ]
         view.accepted = (vc.outcome.orders if vc.outcome else None) or []
@@ -189,7 +208,7 @@ class OrderKind(CardKind):
             if placements:  # accepted with a line at another level than its own
                 view.judge["placements"] = [[list(pair) for pair in order] for order in placements]
         blocks = [_program(card, [i]) for i in range(len(card.lines))]
-        view.back_html = readable_answer(blocks, before, view.accepted)
+        view.back_html = readable_answer(blocks, before, view.accepted, len(_accepted(card, vc.outcome)))
         feedback: dict[str, JSON] = {}
         for entry in (vc.outcome.feedback if vc.outcome else None) or []:
             key = _feedback_key(card, entry)
@@ -227,6 +246,16 @@ def _shown(snippet: Snippet) -> str:
 def _block(card: OrderCard, line: int) -> int:
     """The block index (lines, then distractors) of an item's `line` (-1 - k for distractor k)."""
     return line if line >= 0 else len(card.lines) - 1 - line
+
+
+def _accepted(card: OrderCard, outcome: Outcome | None) -> list[Arrangement]:
+    """Every arrangement the judge accepts, levels included."""
+    return order_accepted.arrangements(outcome, _puzzle(card).levels)
+
+
+def _puzzle(card: OrderCard) -> Puzzle:
+    levels = card.levels[: len(card.lines)] if card.indent else [0] * len(card.lines)
+    return Puzzle([_shown(s) for s in card.lines], levels, card.indent or 4, [_code(s) for s in card.lines])
 
 
 def _program(card: OrderCard, order: Sequence[int]) -> str:

@@ -19,10 +19,14 @@ _ARROWS = "\u2195"  # the mark of a block that may move
 
 
 def readable_answer(
-    blocks: Sequence[str], before: Sequence[tuple[int, int]] | None, orders: Sequence[Sequence[int]]
+    blocks: Sequence[str],
+    before: Sequence[tuple[int, int]] | None,
+    orders: Sequence[Sequence[int]],
+    accepted: int | None = None,
 ) -> str:
     """HTML: the blocks in the reference order (as `blocks` are given), numbered, each block that may
-    move marked with where it may go, and how many orders are accepted."""
+    move marked with where it may go (among `orders`, at the written levels), and how many arrangements
+    the judge accepts (`accepted`, levels included; else the orders)."""
     n = len(blocks)
     notes = _graph_notes(before, n) if before is not None else _list_notes(orders, n)
     items = []
@@ -34,8 +38,27 @@ def readable_answer(
         else:
             items.append(f"<li>{highlight(code)}</li>")
     count = len({tuple(o) for o in orders})
-    total = f'<p class="orders-count">{count} accepted order{"s" if count != 1 else ""} in all.</p>'
+    total = f'<p class="orders-count">{_total(count, count if accepted is None else accepted)}</p>'
     return f'<ol class="order-answer tex2jax_ignore">{"".join(items)}</ol>{total}'
+
+
+def line_html(code: str) -> str:
+    """An order item's code, highlighted, each of its source lines a span of its own: a long one wraps
+    inside its row, between two tokens (a `<wbr>` between each two; a wrapped token reads as two), its
+    continuation indented and marked (quiz.css, card.css: `pre.wraps .cl`), never under the row's
+    button. The text (newlines included) is the code's, as before."""
+    body = highlight(code).removeprefix('<pre class="highlight"><code>').removesuffix("</code></pre>")
+    body = body.replace("</span><span", "</span><wbr><span")
+    lines = "".join(f'<span class="cl">{line}\n</span>' for line in body.removesuffix("\n").split("\n"))
+    return f'<pre class="highlight wraps"><code>{lines}</code></pre>'
+
+
+def _total(orders: int, accepted: int) -> str:
+    """How many arrangements are accepted: "3 accepted orders in all.", with those at other levels
+    "53 accepted arrangements in all (1 with every line at its written level)."."""
+    if accepted == orders:
+        return f"{orders} accepted order{'s' if orders != 1 else ''} in all."
+    return f"{accepted} accepted arrangements in all ({orders} with every line at its written level)."
 
 
 def _graph_notes(before: Sequence[tuple[int, int]], n: int) -> dict[int, str]:

@@ -13,7 +13,7 @@
   var $ = D.$, $$ = D.$$, announce = D.announce;
   // The line picked up by keyboard (and where it came from), and the line being dragged: one per page.
   var held = { picked: null, origin: null, moving: false, dragged: null, grabX: 0 };
-  var LEVEL_REM = 2; // one level of indentation, as quiz.css draws it (.line[data-level])
+  var LEVEL_REM = 2; // one level of indentation when quiz.css sets no --level-step on the block
 
   function puzzleOf(el) { return el.closest("article.kind-order"); }
   function locked(el) { return puzzleOf(el).classList.contains("answered"); }
@@ -239,12 +239,21 @@
     var puzzle = puzzleOf(li), max = maxLevel(puzzle);
     if (max && list === lists(puzzle).block) {
       // The level the line's left edge lands on: how far right of the block's left edge it was let go.
-      var unit = LEVEL_REM * parseFloat(getComputedStyle(document.documentElement).fontSize);
+      var unit = levelStep(list);
       var left = list.getBoundingClientRect().left + parseFloat(getComputedStyle(list).paddingLeft);
       setLevel(li, O.levelAt(e.clientX - held.grabX - left, unit, max));
     }
     update(puzzle);
     announce(code(li) + " dropped " + where(li) + ".");
+  }
+
+  /* One level of indentation in pixels, as quiz.css draws it in this list (its --level-step, in rem). */
+  function levelStep(list) {
+    var rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    var step = getComputedStyle(list).getPropertyValue("--level-step").trim();
+    var n = parseFloat(step);
+    if (!(n > 0)) return LEVEL_REM * rem;
+    return /rem$/.test(step) ? n * rem : n;
   }
 
   /* ---- the kind's hooks, called by deck.js ---- */

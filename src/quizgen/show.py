@@ -1,0 +1,20 @@
+"""`quizgen show CARD`: what one card accepts, as the check (its cache) found it."""
+
+from __future__ import annotations
+
+import difflib
+
+from quizgen import kinds, pipeline
+from quizgen.errors import UsageError
+
+
+def show(options: pipeline.Options, card_id: str) -> list[str]:
+    """The lines `quizgen show` prints for the card `card_id`, after checking every card."""
+    report = pipeline.check(options)
+    found = {vc.card.id: vc for deck in report.decks for vc in deck.cards}
+    if card_id not in found:
+        close = difflib.get_close_matches(card_id, list(found), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UsageError(f"no card has the id '{card_id}'{hint}")
+    vc = found[card_id]
+    return [f"{vc.card.location}:", *kinds.get(vc.card.kind).accepted(vc.card, vc.outcome)]
