@@ -13,6 +13,7 @@ import pytest
 
 from quizgen import pipeline, state
 from quizgen.constants import CACHE_KEEP_DAYS
+from quizgen.errors import CardErrors
 from quizgen.execution import cache as cache_module
 from quizgen.execution import pool as execute
 from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
@@ -293,3 +294,35 @@ def test_the_state_of_a_project_no_build_used_for_weeks_goes(
     pipeline.build(options(root))
     assert not gone.exists()
     assert (used / STORE).exists() and state.where(root / "build").is_dir()
+
+
+FLAKY = """\
+deck: Flaky
+setup: |
+  import torch
+cards:
+  - id: flaky-proof
+    kind: myth
+    claim: "`w.grad` is None before any backward call."
+    proof: |
+      w = torch.ones(2, requires_grad=True)
+      if open({flag!r}).read() == "fail":  # as a DDP proof whose queue timed out under load
+          raise TimeoutError("the queue was empty")
+    holds: w.grad is None
+"""
+
+
+def test_a_failure_is_never_kept_so_a_flaky_one_is_not_replayed(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    flag = project({}) / "flag"  # read by the proof: outside a sandbox, as only a test would
+    flag.write_text("fail")
+    root = project({"flaky.yaml": FLAKY.format(flag=str(flag))})
+    unsandboxed = options(root, pool=None, sandbox="off", jobs=1)
+    with pytest.raises(CardErrors, match="TimeoutError: the queue was empty"):
+        pipeline.check(unsandboxed)  # the proof raised: an answer to the worker, a failure to the card
+    flag.write_text("pass")
+    report = pipeline.check(unsandboxed)
+    assert (report.executed, report.cached) == (1, 0)  # run again, not replayed
+    again = pipeline.check(unsandboxed)
+    assert (again.executed, again.cached) == (0, 1)  # what passed is kept

@@ -24,7 +24,7 @@ from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache
 
-from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published, without_provenance
+from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published
 from .test_matrix import make as make_project
 
 CARD = """\
@@ -143,18 +143,11 @@ def test_learners_are_judged_on_the_named_versions_recorded_run(
     assert judge in raw  # what the quiz judges a typed or picked answer against: 1.13.1's zeros
     page = published(root)
     version = f'<span class="torch-version">{OLD}</span>'
-    # Judged on the lock's record, the repository's word: no page or note says 1.13.1 ran it.
-    assert (
-        f'<p class="provenance">Not run in this build on torch {version}: what is shown for it is what the '
-        "repository's quizgen.lock records.</p>"
-    ) in page
-    assert (
-        f"The question is about torch {OLD}: answers are judged on what quizgen.lock records for torch "
-        f"{OLD}, which did not run in this build."
-    ) in page
-    assert "Executed at build time" not in page and "which computed them" not in page
-    anki = '1.13 (as quizgen.lock records: not run in this build)<div class="qg-judged-on">judged on torch'
-    assert f"{anki} {OLD}</div>" in page
+    # Judged on the lock's record (the build says so once): the page and note say what it is verified
+    # and judged on, as a build that ran 1.13.1 writes them.
+    assert f'<p class="provenance">Verified with torch {version}.</p>' in page
+    assert f"The question is about torch {OLD}: answers are judged on torch {OLD}." in page
+    assert f'1.13<div class="qg-judged-on">judged on torch {OLD}</div>' in page
     # The lock keeps the record as it was (a stable, diffable form), and not as the matrix's answers.
     lock = json.loads((root / "cards" / "quizgen.lock").read_text())
     entry, before = lock["judged"]["old-zero-grad"], json.loads(lock_before)["judged"]["old-zero-grad"]
@@ -167,11 +160,11 @@ def test_learners_are_judged_on_the_named_versions_recorded_run(
     assert (root / "cards" / "quizgen.lock").read_bytes() == first
 
 
-def test_a_forged_record_is_the_repositorys_word_never_shown_as_a_run(
+def test_a_forged_record_is_the_repositorys_word_said_by_the_build(
     tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None]
 ) -> None:
     # An attacker's lock records 7s for a card whose code gives zeros, and declares 7s: without torch
-    # 1.13.1 here nothing can check it, so the build uses it (and says so), but no output claims a run.
+    # 1.13.1 here nothing can check it, so the build uses it and says so; `check --matrix` verifies it.
     root = make(tmp_path, deck(answer='"tensor([7., 7.])"'))
     none = {"type": "none", "value": None, "display": "None"}
     parts = {"variants[0]": ran(none), "variants[1]": ran(tensor([1.0, 1.0]))}
@@ -184,14 +177,8 @@ def test_a_forged_record_is_the_repositorys_word_never_shown_as_a_run(
     assert "1 card in 1 deck verified (0 executed, 0 from cache, 3 from quizgen.lock)" in result.output
     page = published(root)
     assert "tensor([7., 7.])" in page
-    assert "Executed at build time" not in page and "which computed them" not in page
-    assert "answers are judged on what quizgen.lock records for torch 1.13.1" in page
-    assert "1.13 (as quizgen.lock records: not run in this build)" in page  # the Anki note
-    footer = (
-        "Every computable answer was produced by running the card's code, except those of torch 1.13.1: not "
-        "run in this build, they are what the\nrepository's quizgen.lock records."
-    )
-    assert footer in page
+    info = json.loads((root / "build" / "build-info.json").read_text())
+    assert info["torch"][OLD] == {"cards": 1, "ran here": 0, "from lock": ["old-zero-grad"]}
     result = runner.invoke(cli, ["check", "--matrix", "-j", "1"])  # what verifies it
     assert result.exit_code == 1 and f"`quizgen torch add {OLD}`, then run again" in result.output
 
@@ -319,8 +306,7 @@ def test_real_torch_113_judges_a_card_built_from_scratch(
     report = pipeline.build(options(root, use_cache=False))
     assert report.torch_notes[0].startswith(f"torch {OLD} not provisioned: using the answers recorded")
     recalled = published(root)
-    assert "which computed them" in shown and "which did not run in this build" in recalled
-    assert without_provenance(recalled) == without_provenance(shown)
+    assert recalled == shown  # the build says where the answers came from, not the pages and notes
 
 
 @pytest.mark.slow

@@ -96,7 +96,7 @@ def test_only_cards_whose_code_used_torch_claim_it(layout_build: pipeline.Report
     page = as_shown((layout_build.root / "build" / "quiz" / PAGE).read_text())  # type: ignore[attr-defined]
     provenance = [line for line in page.splitlines() if 'class="provenance"' in line]
     assert provenance == [
-        '<p class="provenance">Executed at build time with torch <span class="torch-version">'
+        '<p class="provenance">Verified with torch <span class="torch-version">'
         f"{layout_build.decks[0].cards[0].torch_version}</span>.</p>",
         '<p class="provenance">Executed at build time.</p>',
         '<p class="provenance">Executed at build time.</p>',

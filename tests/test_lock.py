@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,41 @@ def test_note_ids_follow_the_time_cards_were_first_built_and_never_collide() -> 
         "c": CardEntry("h", "D", added=50, mod=300),
     }
     assert anki.note_ids(entries) == {"c": 50_000, "a": 100_000, "b": 100_001}
+
+
+def test_an_edit_reverted_since_the_last_commit_takes_the_committed_entry_back() -> None:
+    committed, _ = lock.update(Lock(), notes(a="h1", b="h2"), TYPES, now=100)
+    edited, _ = lock.update(committed, notes(a="h1-edited", b="h2"), TYPES, now=200, committed=committed)
+    assert edited.cards["a"] == CardEntry("h1-edited", "Deck", added=100, mod=200)
+    reverted, changes = lock.update(edited, notes(a="h1", b="h2"), TYPES, now=300, committed=committed)
+    assert reverted == committed and changes.changed == ["a"]  # Anki's copy from the last build changes
+    # Edited again after a commit of the edit: a change like any other, its time moves forward.
+    again, _ = lock.update(edited, notes(a="h1", b="h2"), TYPES, now=300, committed=edited)
+    assert again.cards["a"] == CardEntry("h1", "Deck", added=100, mod=300)
+
+
+def test_a_card_added_and_removed_since_the_last_commit_leaves_no_trace() -> None:
+    committed, _ = lock.update(Lock(), notes(a="h1"), TYPES, now=100)
+    added, _ = lock.update(committed, notes(a="h1", b="h2"), TYPES, now=200, committed=committed)
+    back, changes = lock.update(added, notes(a="h1"), TYPES, now=300, committed=committed)
+    assert back == committed and changes.removed == ["b"]
+    gone, _ = lock.update(committed, notes(), TYPES, now=400, committed=committed)
+    assert gone.removed["a"].removed == 400  # a committed card's removal is recorded
+    kept, _ = lock.update(gone, notes(), TYPES, now=500, committed=gone)
+    assert kept == gone
+
+
+def test_the_committed_lock_is_read_from_git(tmp_path: Path) -> None:
+    path = tmp_path / "cards" / lock.LOCK_NAME
+    path.parent.mkdir()
+    assert lock.committed(path) is None  # no repository
+    first, _ = lock.update(Lock(), notes(a="h1"), TYPES, now=100)
+    path.write_text(lock.dumps(first))
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    assert lock.committed(path) is None  # no commit yet
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "cards"], check=True)
+    edited, _ = lock.update(first, notes(a="h2"), TYPES, now=200)
+    path.write_text(lock.dumps(edited))
+    assert lock.committed(path) == first

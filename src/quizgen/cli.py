@@ -119,6 +119,7 @@ def _summary(report: Any) -> str:
         f"; torch {version}: {executed} executed, {cached} from cache"
         for version, (executed, cached) in report.torch_ran.items()
     )
+    others += "".join(f"; torch {v}: {n} from quizgen.lock" for v, n in report.torch_recalled.items())
     return (
         f"{count(report.cards, 'card')} in {count(len(report.decks), 'deck')} verified "
         f"({report.sources}{others}) in {report.seconds:.2f} s"
@@ -186,7 +187,13 @@ def cli() -> None:
     help="Also run every card under this torch (provisioned by `quizgen torch add`) and report the cards "
     "that answer differently there (informational: the exit status is the check's).",
 )
-def check(torch_version: str | None, timings: bool, **kw: Any) -> None:
+@click.option(
+    "--locked",
+    is_flag=True,
+    help="Fail, naming each card, when a build would change quizgen.lock (as CI should: what is "
+    "committed is what was verified).",
+)
+def check(torch_version: str | None, timings: bool, locked: bool, **kw: Any) -> None:
     """Load, execute and verify every card; write nothing but the cache."""
     from quizgen import pipeline
 
@@ -201,6 +208,10 @@ def check(torch_version: str | None, timings: bool, **kw: Any) -> None:
     _warn(report)
     echo(_summary(report))
     _timings(report, timings)
+    if locked:
+        from quizgen.locked import verify
+
+        verify(report.decks, kw["cards_dir"])
 
 
 @cli.command()

@@ -56,6 +56,7 @@ class Checked:
     warnings: list[Problem] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
     ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
+    recalled: dict[str, int] = field(default_factory=dict)  # version not provisioned -> answers from the lock
 
 
 def not_provisioned(version: str) -> NotProvisioned:
@@ -166,9 +167,11 @@ def check(
             work = {c.id: (c, jobs[c.id]) for c in ran}
             outcomes = _run(options, version, python, work, cache, project_timeout, checked)
             for card in ran:
-                got = _answered(card, version, outcomes[card.id], outcome_of(card), jobs[card.id], checked)
+                key, outcome = outcomes[card.id]
+                got = _answered(card, version, outcome, outcome_of(card), jobs[card.id], checked)
                 if got is not None:
                     answers[card.id][version] = got
+                    _keep(cache, key, outcome)
         else:
             _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
     for card_id, card in mine.items():
@@ -183,6 +186,12 @@ def check(
         checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed(), from_lock)
         _compare(card, checked.answers[card_id], checked)
     return checked
+
+
+def _keep(cache: Cache, key: str, outcome: Outcome) -> None:
+    """Cache a version's run once it gave an answer: a failure there (a raise, a timeout) never is."""
+    if not outcome.cached:
+        cache.put(key, outcome)
 
 
 def _answer(card: Card, outcome: Outcome | None) -> str:
@@ -228,6 +237,7 @@ def _recalled(
             answers[card.id][version] = entry["answer"]
         else:
             unknown += 1
+    checked.recalled[version] = len(ran) - unknown
     missing = f" ({unknown} of {len(ran)} cards have none recorded for what they run now)" if unknown else ""
     checked.notes[version] = recorded_note(version, missing)
 
@@ -286,8 +296,9 @@ def _run(
     cache: Cache,
     project_timeout: float,
     checked: Checked,
-) -> dict[str, Outcome]:
-    """Each card's job run under another torch (by card id), from the cache where it ran before."""
+) -> dict[str, tuple[str, Outcome]]:
+    """Each card's job run under another torch (by card id: its key and outcome), from the cache where
+    it ran before; what ran is not cached here (`check` keeps only the answers that are no failure)."""
     from quizgen import torches
     from quizgen.execution.pool import Pool, execute
 
@@ -322,6 +333,5 @@ def _run(
             if outcome.internal is not None:
                 where = f"while running {cards[key][0].location} on torch {version}"
                 raise InternalError(where, outcome.internal, stderr)
-            cache.put(key, outcome)
             found[key] = outcome
-    return {card.id: found[key] for key, held in cards.items() for card in held if key in found}
+    return {card.id: (key, found[key]) for key, held in cards.items() for card in held if key in found}

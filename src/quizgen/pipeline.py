@@ -66,6 +66,7 @@ class Report:
     settings: settings.Settings = field(default_factory=lambda: settings.Settings())  # quizgen.toml
     torch_notes: list[str] = field(default_factory=list)  # told once: a version's recorded answers used
     torch_ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # other torch -> executed, cached
+    torch_recalled: dict[str, int] = field(default_factory=dict)  # other torch -> answers from the lock
     recorded: int = 0  # outcomes the lock recorded for a version not provisioned (judged_on cards)
 
     @property
@@ -207,7 +208,7 @@ def _check(options: Options, cache: Cache) -> Report:
     seconds = time.perf_counter() - start
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.recorded = judging.recalled
-    report.settings, report.torch_ran = project, torch.ran
+    report.settings, report.torch_ran, report.torch_recalled = project, torch.ran, torch.recalled
     # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
     judged_only = (note for version, note in judging.notes.items() if version not in torch.notes)
     report.torch_notes = [*torch.notes.values(), *judged_only]
@@ -223,6 +224,7 @@ def _execute(
 ) -> None:
     """Run the plan's work: under the run's torch, then each card judged on another version under it."""
     done = 0
+    unsettled: list[str] = []  # run, but some card waiting for it is not verified yet
 
     def on_result(key: str, outcome: Outcome) -> bool:
         nonlocal done
@@ -235,8 +237,11 @@ def _execute(
         outcome = timeouts.explained(
             outcome, plan.work[key], card, options.timeout, timeout, options.max_timeout
         )
-        cache.put(key, outcome)
         plan.verified(key, outcome)
+        if plan.settled(key):  # a failure (a proof that raised too) is never kept: it runs again
+            cache.put(key, outcome)
+        else:
+            unsettled.append(key)
         return not (options.fail_fast and plan.problems)
 
     groups = judging.groups(plan)
@@ -249,6 +254,9 @@ def _execute(
     for keys, python, pool in runs:
         if keys and not (options.fail_fast and plan.problems):
             _run(options, plan, keys, python, pool, timeout, on_result)
+    for key in unsettled:  # their cards' other jobs are in now: those all verified are kept
+        if plan.settled(key):
+            cache.put(key, plan.outcomes[key])
 
 
 def _run(

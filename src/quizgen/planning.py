@@ -30,6 +30,7 @@ class Plan:
     parts: dict[str, dict[str, str]] = field(default_factory=dict)  # card id -> its further jobs' keys
     part_jobs: dict[str, dict[str, Job]] = field(default_factory=dict)  # card id -> its further jobs
     done: set[str] = field(default_factory=set)  # ids of the cards verified
+    failed: set[str] = field(default_factory=set)  # ... of those with a problem
 
     def need(self, key: str, job: Job, card: Card) -> None:
         """The card waits for this job's outcome (each distinct job once; `plan_jobs` looks up the cache)."""
@@ -51,6 +52,13 @@ class Plan:
                 found = [replace(p, message=on + p.message) for p in found]
             self.problems += found
             self.warnings += verify.warnings_for(card, mine)
+            if found:
+                self.failed.add(card.id)
+
+    def settled(self, key: str) -> bool:
+        """Whether every card waiting for this job's outcome is verified and none failed: only then is
+        the outcome worth keeping (a proof that raised, a flaky run, is run again next time)."""
+        return all(card.id in self.done and card.id not in self.failed for card in self.cards[key])
 
     def outcome_of(self, card: Card) -> Outcome | None:
         """The card's outcome with its further jobs' (outcome.parts); None until every one is in."""

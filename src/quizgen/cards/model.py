@@ -79,7 +79,7 @@ class TorchAnswers:
     answers: dict[str, str]
     job: str = ""
     judged: str = ""  # the version learners are judged on: the installed torch, which runs every card
-    recorded: tuple[str, ...] = ()  # versions whose answers are the lock's record, not run in this build
+    recorded: tuple[str, ...] = ()  # versions whose answers are the lock's (the build says so)
 
     @property
     def differ(self) -> bool:

@@ -210,7 +210,9 @@ class Outcome:
             cited=data.get("cited"),
             error=data.get("error"),
             internal=data.get("internal"),
-            torch_version=str(data.get("torch_version", "")),
+            # The release alone (`2.13.0`, not `2.13.0+cpu`): which wheel this machine has is no part of
+            # what a card's outputs say (the cache keys carry the whole version).
+            torch_version=str(data.get("torch_version", "")).split("+")[0],
             seconds=float(data.get("seconds", 0.0)),
         )
 

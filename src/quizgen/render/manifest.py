@@ -72,7 +72,8 @@ def fingerprint(source_digest: str, decks: list[VerifiedDeck]) -> str:
         for vc in vd.cards:
             outcome = vc.outcome.to_json() if vc.outcome is not None else {}
             outcome.pop("seconds", None)  # how long it took is not what it gave
-            torch = vc.torch.answers if vc.torch else None  # answers on the matrix's other versions
+            # answers on the matrix's other versions, and which are the lock's (build-info.json says)
+            torch = [vc.torch.answers, vc.torch.recorded] if vc.torch else None
             digest.update(json.dumps([vc.card.id, outcome, torch], sort_keys=True, default=str).encode())
     return digest.hexdigest()
 

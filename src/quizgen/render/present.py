@@ -72,10 +72,9 @@ def _make_view(vc: VerifiedCard, deck_tags: list[str], deck: Deck | None) -> Car
         torch_version=vc.torch_version if job is not None and uses_torch(job) else "",
     )
     if view.torch_version:  # the matrix's versions that verified it, and its answers where they differ
+        # Whether a version ran here or its answers are the lock's record is the build's business (its
+        # summary, build-info.json), never the learner's: the same cards and lock give the same outputs.
         view.torch_versions = list(vc.torch.answers) if vc.torch else [view.torch_version]
-        # A version not provisioned here has the lock's answer: the repository's word, never "executed".
-        view.torch_recorded = list(vc.torch.recorded) if vc.torch else []
-        view.torch_versions = [v for v in view.torch_versions if v not in view.torch_recorded]
         view.torch_answers = list(vc.torch.answers.items()) if vc.torch and vc.torch.differ else []
         view.torch_judged = vc.torch.judged if vc.torch else ""
         view.judged_on = card.judged_on

@@ -94,8 +94,7 @@ class PageContext:
     decks: list[DeckEntry]
     deck: DeckEntry | None  # the page's deck; None on the index
     cards: list[CardView]  # the page's cards (empty on the index)
-    torch_versions: list[str]  # the torch versions that computed this page's answers
-    torch_recorded: list[str]  # the versions whose answers are the lock's record (not run in this build)
+    torch_versions: list[str]  # the torch versions this page's answers are verified on
     kind_names: dict[str, str]  # card kind -> the heading a card of that kind gets
     kind_scripts: list[str]  # asset names of the quiz scripts of the kinds on this page
     data: dict[str, Any] = field(default_factory=dict)  # embedded as JSON for quiz.js
@@ -167,8 +166,8 @@ def _write_assets(folder: Path) -> dict[str, str]:
     return urls
 
 
-def _versions(cards: list[CardView], recorded: bool = False) -> list[str]:
-    return versions.ordered(v for c in cards for v in (c.torch_recorded if recorded else c.torch_versions))
+def _versions(cards: list[CardView]) -> list[str]:
+    return versions.ordered(v for c in cards for v in c.torch_versions)
 
 
 def _write_media(folder: Path, entries: list[DeckEntry]) -> set[str]:
@@ -284,7 +283,6 @@ def _page(entries: list[DeckEntry], urls: dict[str, str], deck: DeckEntry | None
         deck=deck,
         cards=deck.cards if deck else [],
         torch_versions=_versions(cards),
-        torch_recorded=_versions(cards, recorded=True),
         kind_names={kind.name: kind.title for kind in kinds.all_kinds()},
         kind_scripts=_kind_scripts(deck.cards if deck else [], urls),
         data=_deck_data(deck) if deck else _index_data(entries),

@@ -37,7 +37,6 @@ class CardView:
     executed: bool = False  # something of the card ran at build time (its output and proof are real)
     torch_version: str = ""  # only when what ran used torch ("verified with torch X")
     torch_versions: list[str] = field(default_factory=list)  # every version that ran it (the matrix)
-    torch_recorded: list[str] = field(default_factory=list)  # versions whose answers are the lock's record
     torch_answers: list[tuple[str, str]] = field(default_factory=list)  # (version, answer) where they differ
     torch_judged: str = ""  # with torch_answers: the version whose answer learners are judged on
     judged_on: str = ""  # the torch version the question is about (its `judged_on`): it ran there alone

@@ -19,7 +19,7 @@ from pathlib import Path
 import genanki
 
 from quizgen import files, judged, kinds, matrix
-from quizgen.cards.model import Deck
+from quizgen.cards.model import Deck, VerifiedDeck
 from quizgen.constants import MAX_IMAGE_BYTES
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
 from quizgen.render.anki import lock
@@ -114,12 +114,8 @@ class AnkiRenderer:
         decks = project.decks
         check_decks([vd.deck for vd in decks])
         titles = card_titles(decks)  # what a link to a card names it by
-        notes = [[note_for(vc, vd.deck, project.cards_dir, titles) for vc in vd.cards] for vd in decks]
         lock_path = project.cards_dir / lock.LOCK_NAME
-        judged_cards = {vc.card.id for vd in decks for vc in vd.cards if vc.card.judged_on}  # recorded whole
-        answers = {vc.card.id: vc.torch for vd in decks for vc in vd.cards if vc.torch}
-        recorded = matrix.to_record({k: v for k, v in answers.items() if k not in judged_cards})
-        new, changes = _update_lock(lock_path, notes, recorded, judged.to_record(decks))
+        notes, _, new, changes = planned(decks, project.cards_dir, titles)
         out = project.out_dir / ANKI_DIR
         folder = stage.folder(out)
         models = {k: model(k, new.notetypes[str(model_id(k))].mod) for k in kinds.names()}
@@ -187,19 +183,28 @@ def _media(media: dict[str, bytes]) -> str:
     return repr(sorted((name, hashlib.sha256(data).hexdigest()) for name, data in media.items()))
 
 
-def _update_lock(
-    lock_path: Path, notes: list[list[Note]], recorded: matrix.Recorded, outcomes: judged.Record
-) -> tuple[lock.Lock, lock.Changes]:
-    """The lock for this build (with the cards' answers on the other torch versions), refusing a note
-    type whose fields changed."""
+def planned(
+    decks: list[VerifiedDeck], cards_dir: Path, titles: dict[str, tuple[str, str]] | None = None
+) -> tuple[list[list[Note]], lock.Lock, lock.Lock, lock.Changes]:
+    """Each deck's notes, the lock as it is and as this build makes it (with the cards' answers on the
+    other torch versions), and what changed; a note type whose fields changed is refused."""
+    titles = card_titles(decks) if titles is None else titles
+    notes = [[note_for(vc, vd.deck, cards_dir, titles) for vc in vd.cards] for vd in decks]
+    judged_cards = {vc.card.id for vd in decks for vc in vd.cards if vc.card.judged_on}  # recorded whole
+    answers = {vc.card.id: vc.torch for vd in decks for vc in vd.cards if vc.torch}
+    recorded = matrix.to_record({k: v for k, v in answers.items() if k not in judged_cards})
     states = {n.id: lock.NoteState(n.hash, n.deck) for deck_notes in notes for n in deck_notes}
     types = {
         str(model_id(k)): lock.NotetypeState(name(k), definition_hash(k), fields(k)) for k in kinds.names()
     }
-    new, changes = lock.update(lock.read(lock_path), states, types, _now(), recorded, outcomes)
+    lock_path = cards_dir / lock.LOCK_NAME
+    old = lock.read(lock_path)
+    new, changes = lock.update(
+        old, states, types, _now(), recorded, judged.to_record(decks), lock.committed(lock_path)
+    )
     if changes.refielded:
         raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))
-    return new, changes
+    return notes, old, new, changes
 
 
 def _refielded(type_name: str, old: list[str], new: list[str]) -> str:

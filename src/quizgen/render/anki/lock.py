@@ -9,6 +9,7 @@ JSON, rewritten only when something changed; it belongs in version control with 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -91,22 +92,40 @@ class Changes:
 def read(path: Path) -> Lock:
     """The lock at `path`; an empty one when there is none yet."""
     try:
-        data = lockfile.load(path)
-        if data is None:
-            return Lock()
-        if data.get("format") != FORMAT:
-            raise ValueError(f"unknown format {data.get('format')!r}")
-        return Lock(
-            cards={k: _checked(CardEntry(**v)) for k, v in data.get("cards", {}).items()},
-            notetypes={k: _checked(NotetypeEntry(**v)) for k, v in data.get("notetypes", {}).items()},
-            removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
-            torch=_recorded(data.get("torch", {})),
-            judged=_judged(data.get("judged", {})),
-        )
+        return _parsed(lockfile.load(path))
     except OSError as exc:
         raise QuizgenError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (ValueError, TypeError, AttributeError, RecursionError) as exc:  # (RecursionError: nested JSON)
         raise QuizgenError(f"{path}: not a quizgen lock file ({exc}). {lockfile.MENDING}") from None
+
+
+def committed(path: Path) -> Lock | None:
+    """The lock as the last commit of the git repository holding it has it (`git cat-file`, which runs
+    no hook, filter or pager); None where there is none: no git, no repository, no commit, no lock in
+    it, or one that is no lock."""
+    command = ["git", "-C", str(path.parent), "cat-file", "blob", f"HEAD:./{path.name}"]
+    try:
+        done = subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, timeout=30, check=False)
+        if done.returncode != 0 or len(done.stdout) > MAX_LOCK_BYTES:
+            return None
+        return _parsed(json.loads(done.stdout.decode("utf-8")))
+    except (OSError, subprocess.SubprocessError, ValueError, TypeError, AttributeError, RecursionError):
+        return None
+
+
+def _parsed(data: Any) -> Lock:
+    """The lock of a lock file's JSON (None: no file yet)."""
+    if data is None:
+        return Lock()
+    if data.get("format") != FORMAT:
+        raise ValueError(f"unknown format {data.get('format')!r}")
+    return Lock(
+        cards={k: _checked(CardEntry(**v)) for k, v in data.get("cards", {}).items()},
+        notetypes={k: _checked(NotetypeEntry(**v)) for k, v in data.get("notetypes", {}).items()},
+        removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
+        torch=_recorded(data.get("torch", {})),
+        judged=_judged(data.get("judged", {})),
+    )
 
 
 def _checked(entry: _Entry) -> _Entry:
@@ -175,31 +194,34 @@ def update(
     now: int,
     torch: Mapping[str, dict[str, dict[str, str]]] | None = None,
     judged: Mapping[str, dict[str, Any]] | None = None,
+    committed: Lock | None = None,
 ) -> tuple[Lock, Changes]:
     """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before);
     `torch` its cards' answers on the torch versions not installed, `judged` the outcomes of its cards
-    judged on one."""
+    judged on one. An entry whose note is again what `committed` (the lock of the repository's last
+    commit) has for it is taken from there, times and all: an edit reverted leaves the lock as it was."""
     new = Lock(torch=dict(torch or {}), judged=dict(judged or {}))
     changes = Changes()
     for card_id, state in sorted(notes.items()):
-        before = old.cards.get(card_id)
+        before, was = old.cards.get(card_id), committed.cards.get(card_id) if committed else None
+        new.cards[card_id] = _card_entry(before, was, state, now)
         if before is None:
-            new.cards[card_id] = CardEntry(state.hash, state.deck, added=now, mod=now)
             changes.added.append(card_id)
             continue
-        entry = CardEntry(before.hash, state.deck, before.added, before.mod)
         if before.hash != state.hash:
-            entry.hash, entry.mod = state.hash, max(now, before.mod + 1)
             changes.changed.append(card_id)
         if before.deck != state.deck:
             changes.moved.append((card_id, before.deck, state.deck))
-        new.cards[card_id] = entry
     for key, nt in sorted(notetypes.items()):
         prior = old.notetypes.get(key)
+        was_type = committed.notetypes.get(key) if committed else None
         if prior is not None and prior.fields != list(nt.fields):
             changes.refielded.append((nt.name, prior.fields, list(nt.fields)))
         if prior is not None and prior.hash == nt.hash:
             new.notetypes[key] = prior
+        elif was_type is not None and was_type.hash == nt.hash:
+            new.notetypes[key] = was_type
+            (changes.notetypes if prior else changes.new_notetypes).append(nt.name)
         else:
             mod = max(now, prior.mod + 1) if prior else now
             new.notetypes[key] = NotetypeEntry(nt.name, nt.hash, list(nt.fields), mod)
@@ -207,6 +229,21 @@ def update(
     new.removed = {k: v for k, v in old.removed.items() if k not in notes}
     for card_id, gone in sorted(old.cards.items()):
         if card_id not in notes:
-            new.removed[card_id] = RemovedEntry(gone.deck, now)
             changes.removed.append(card_id)
+            if committed is None or card_id in committed.cards or card_id in committed.removed:
+                new.removed[card_id] = RemovedEntry(gone.deck, now)
+            # (a card added and removed again since the last commit: nobody was shipped its note)
+    if committed is not None:  # a removal that was committed keeps its time
+        new.removed.update((k, v) for k, v in committed.removed.items() if k in new.removed)
     return new, changes
+
+
+def _card_entry(before: CardEntry | None, was: CardEntry | None, state: NoteState, now: int) -> CardEntry:
+    """A card's entry: as committed when its note is the committed one again (an edit reverted), else
+    as before when unchanged, else stamped `now` (later than before: Anki takes only newer notes)."""
+    if was is not None and was.hash == state.hash:
+        return CardEntry(was.hash, state.deck, was.added, was.mod)
+    if before is None:
+        return CardEntry(state.hash, state.deck, added=now, mod=now)
+    mod = before.mod if before.hash == state.hash else max(now, before.mod + 1)
+    return CardEntry(state.hash, state.deck, before.added, mod)

@@ -52,9 +52,7 @@ def _torch(version: str) -> str:
 def _torch_field(view: CardView) -> str:
     """The versions that verified the card ("verified with torch 1.13, 2.13"), and each one's answer
     where they differ."""
-    recorded = " (as quizgen.lock records: not run in this build)"  # the repository's word, not a run
-    every = versions.ordered([*view.torch_versions, *view.torch_recorded])
-    shown = ", ".join(_torch(v) + (recorded if v in view.torch_recorded else "") for v in every)
+    shown = ", ".join(_torch(v) for v in versions.ordered(view.torch_versions))
     if view.torch_answers:
         each = (f"torch {html.escape(v)}: <code>{html.escape(a)}</code>" for v, a in view.torch_answers)
         judged = f"(judged on {html.escape(view.torch_judged)})"
