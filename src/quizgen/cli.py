@@ -179,6 +179,12 @@ def cli() -> None:
 @_matrix
 @_timings_flag
 @click.option(
+    "--report",
+    is_flag=True,
+    help="After the summary, the item-writing report: how answer-blind guessers (claim length, the longest "
+    "option, the first block first, ...) do on each deck, beside chance.",
+)
+@click.option(
     "--torch",
     "torch_version",
     metavar="VERSION",
@@ -186,7 +192,7 @@ def cli() -> None:
     help="Also run every card under this torch (provisioned by `quizgen torch add`) and report the cards "
     "that answer differently there (informational: the exit status is the check's).",
 )
-def check(torch_version: str | None, timings: bool, **kw: Any) -> None:
+def check(torch_version: str | None, timings: bool, report: bool, **kw: Any) -> None:
     """Load, execute and verify every card; write nothing but the cache."""
     from quizgen import pipeline
 
@@ -197,10 +203,15 @@ def check(torch_version: str | None, timings: bool, **kw: Any) -> None:
         for line in found.lines():
             echo(line)
         return
-    report = pipeline.check(_options(**kw))
-    _warn(report)
-    echo(_summary(report))
-    _timings(report, timings)
+    checked = pipeline.check(_options(**kw))
+    _warn(checked)
+    echo(_summary(checked))
+    _timings(checked, timings)
+    if report:
+        from quizgen import guessers
+
+        for line in guessers.table(checked.decks):
+            echo(line)
 
 
 @cli.command()
