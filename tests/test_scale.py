@@ -167,7 +167,7 @@ def test_ten_thousand_cards_import_into_anki_and_import_again_as_nothing_new(tmp
         again = counts(import_all(col, report))
         assert again == {"new": 0, "updated": 0, "duplicate": total, "conflicting": 0}
         assert col.note_count() == total
-        (nid,) = col.find_notes("Id:basic-9999")
+        (nid,) = col.find_notes(f"Id:{card_key('basic-9999')}")
         assert "Answer 9999." in col.get_note(nid).fields[col.get_note(nid).keys().index("Back")]
     assert os.path.getsize(root / "build" / "anki" / "Scale__Part-5.apkg") > 0
 
