@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .conftest import require
 
@@ -14,6 +15,7 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition, ImportResponse  # noqa: E402
 
 from quizgen import pipeline  # noqa: E402
+from quizgen.render.view import card_key  # noqa: E402
 
 from .conftest import copy_project  # noqa: E402, F401 - re-exported for the tests
 
@@ -97,9 +99,14 @@ def counts(logs: list[ImportResponse.Log]) -> dict[str, int]:
 
 
 def note_of(col: Collection, card_id: str) -> int:
-    """The id of the note holding a quizgen card, found by its Id field."""
-    (nid,) = col.find_notes(f"Id:{card_id}")
+    """The id of the note holding a quizgen card, found by its Id field (the card's key)."""
+    (nid,) = col.find_notes(f"Id:{card_key(card_id)}")
     return int(nid)
+
+
+def card_id(report: pipeline.Report, note: Any) -> str:
+    """The id of the card a note holds: its Id field holds the card's key, a digest of the id."""
+    return {card_key(vc.card.id): vc.card.id for d in report.decks for vc in d.cards}[note["Id"]]
 
 
 def build(root: Path, **kw: object) -> pipeline.Report:

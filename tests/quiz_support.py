@@ -16,6 +16,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.render.view import card_key
 
 from .conftest import (
     SAMPLE_DECK,
@@ -167,7 +168,8 @@ def focused_line(page: Any) -> str | None:
 def line_sequence(page: Any, card: str) -> list[str]:
     """Codes of a puzzle's lines as the arrow keys walk them: your block first, then the unused lines."""
     codes: list[str] = page.eval_on_selector_all(
-        f"#card-{card} .block .line-code, #card-{card} .pool .line-code", f"els => els.map({LINE_TEXT})"
+        f"#card-{card_key(card)} .block .line-code, #card-{card_key(card)} .pool .line-code",
+        f"els => els.map({LINE_TEXT})",
     )
     return codes
 
@@ -186,7 +188,7 @@ def arrow_to(page: Any, card: str, code: str) -> None:
 
 def block_codes(page: Any, card: str) -> list[str]:
     codes: list[str] = page.eval_on_selector_all(
-        f"#card-{card} .block .line-code", f"els => els.map({LINE_TEXT})"
+        f"#card-{card_key(card)} .block .line-code", f"els => els.map({LINE_TEXT})"
     )
     return codes
 

@@ -28,8 +28,10 @@ from quizgen.render.anki import lock
 from quizgen.render.anki import notetypes as anki_notetypes
 from quizgen.render.anki import package as anki_package
 from quizgen.render.reuse import Reuse
+from quizgen.render.view import card_key
 
 from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of
+from .anki_support import card_id as card_id_of
 from .conftest import SAMPLE_DECK, write_project
 
 
@@ -70,7 +72,7 @@ def test_import_puts_every_card_in_its_deck_with_its_tags(
         for cid in col.find_cards("deck:Sample"):
             card = col.get_card(cid)
             note = card.note()
-            found[note["Id"]] = (col.decks.name(card.did), sorted(note.tags))
+            found[card_id_of(anki_build, note)] = (col.decks.name(card.did), sorted(note.tags))
         assert found == EXPECTED
         # `::` made a real hierarchy: the sub-deck is a child of the sample deck
         parent = col.decks.by_name("Sample::Gradients")
@@ -97,7 +99,7 @@ def test_every_card_renders_question_and_answer(anki_build: pipeline.Report, tmp
         import_all(col, anki_build)
         for cid in col.find_cards("deck:Sample"):
             card = col.get_card(cid)
-            card_id = card.note()["Id"]
+            card_id = card_id_of(anki_build, card.note())
             question, answer = text_of(card.question()), text_of(card.answer())
             assert question.strip(), card_id
             assert question.strip() in answer, f"{card_id}: the back shows the front"
@@ -111,7 +113,7 @@ def test_every_card_renders_question_and_answer(anki_build: pipeline.Report, tmp
 def test_braces_and_sound_tags_stay_text(anki_build: pipeline.Report, tmp_path: Path) -> None:
     with collection(tmp_path) as col:
         import_all(col, anki_build)
-        card = col.get_card(col.find_cards("Id:value-braces")[0])
+        card = col.get_card(col.find_cards(f"Id:{card_key('value-braces')}")[0])
         question = text_of(card.question())
         assert "d['{{a}}']['b']" in question
         assert "Text with {{Question}} and [sound:boom.mp3] stays text." in question
@@ -123,7 +125,7 @@ def test_code_is_highlighted_with_light_and_night_palettes(
 ) -> None:
     with collection(tmp_path) as col:
         import_all(col, anki_build)
-        card = col.get_card(col.find_cards("Id:value-two-steps")[0])
+        card = col.get_card(col.find_cards(f"Id:{card_key('value-two-steps')}")[0])
         rendered = card.question()
         assert '<pre class="highlight"><code><span class="n">w</span>' in rendered
         css = card.note_type()["css"]
@@ -138,7 +140,7 @@ def test_media_script_is_shipped_under_a_hashed_underscore_name(
         import_all(col, anki_build)
         media = os.listdir(col.media.dir())
         assert len(media) == 1 and re.fullmatch(r"_quizgen-anki-[0-9a-f]{12}\.js", media[0]), media
-        card = col.get_card(col.find_cards("Id:order-train-step")[0])
+        card = col.get_card(col.find_cards(f"Id:{card_key('order-train-step')}")[0])
         assert f'<script src="{media[0]}"></script>' in card.question()
 
 
@@ -162,7 +164,7 @@ def test_an_edit_updates_exactly_that_note_and_keeps_its_reviews(
     with collection(tmp_path / "anki") as col:
         import_all(col, anki_build)
         nid = note_of(col, "value-two-steps")
-        (cid,) = col.find_cards("Id:value-two-steps")
+        (cid,) = col.find_cards(f"Id:{card_key('value-two-steps')}")
         col.decks.select(col.decks.id_for_name("Sample::Gradients"))
         card = col.sched.getCard()
         while card is not None and card.id != cid:  # the scheduler picks the order; answer until ours
@@ -186,7 +188,7 @@ def test_an_edit_updates_exactly_that_note_and_keeps_its_reviews(
         assert [n.id.nid for log in logs for n in log.updated] == [nid]
         assert col.note_count() == len(EXPECTED)
         assert "Gradients accumulate" in col.get_note(nid)["Explain"]
-        assert col.find_cards("Id:value-two-steps") == [cid]
+        assert col.find_cards(f"Id:{card_key('value-two-steps')}") == [cid]
         assert col.db.list("select id from revlog where cid = ?", cid) == reviews
 
 
@@ -254,7 +256,7 @@ def test_a_removed_card_is_reported_with_a_search_that_finds_it_in_anki(
     (message,) = [n for n in report.notes if "removed since the last build" in n]
     assert "value-list" in message
     query = message.split("search for this in Anki's browser: ")[1]
-    assert query == '"note:quizgen *" (Id:value-list)'
+    assert query == f'"note:quizgen *" (Id:{card_key("value-list")} OR Id:value-list)'
     assert "value-list" in lock.read(root / "cards" / lock.LOCK_NAME).removed
 
     with collection(tmp_path / "anki") as col:

@@ -11,7 +11,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 
-from .anki_support import build, collection, import_all, note_of
+from .anki_support import build, card_id, collection, import_all, note_of
 from .conftest import write_project
 from .test_answer_clients import DECK, MESSAGE
 
@@ -32,6 +32,6 @@ def test_anki_shows_the_float32_answer_as_0_9_and_the_exception_s_message(
         for cid in col.find_cards('"deck:Answers Shown"'):
             card = col.get_card(cid)
             body = re.sub(r"<style>.*?</style>|<script.*?</script>", "", card.answer(), flags=re.S)
-            backs[card.note()["Id"]] = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
+            backs[card_id(shown, card.note())] = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
     assert "Answer 0.9 " in backs["float32-answer"] and "A float32 0.9 is 0.9." in backs["float32-answer"]
     assert f"Answer {MESSAGE}" in backs["exception-answer"]

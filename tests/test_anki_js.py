@@ -20,6 +20,7 @@ from quizgen import pipeline
 from quizgen.execution.pool import Pool
 
 from .anki_support import build, collection, import_all
+from .anki_support import card_id as card_id_of
 from .conftest import write_project
 from .quiz_support import HOSTILE_DECK  # the quiz's hostile deck: the same attacks on Anki cards
 
@@ -68,7 +69,7 @@ def render_sides(report: pipeline.Report, folder: Path, search: str) -> dict[str
         sides = {}
         for cid in col.find_cards(search):
             card = col.get_card(cid)
-            sides[card.note()["Id"]] = (card.question(), card.answer())
+            sides[card_id_of(report, card.note())] = (card.question(), card.answer())
         media = Path(col.media.dir())
     return {"sides": sides, "media": media}
 

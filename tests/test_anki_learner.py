@@ -15,7 +15,7 @@ from quizgen import pipeline
 from quizgen.execution.pool import Pool
 
 from . import test_anki_js as anki_js
-from .anki_support import collection, import_all, note_of
+from .anki_support import card_id, collection, import_all
 from .conftest import write_project
 from .test_quiz_learner import LEARNER_DECK
 
@@ -35,8 +35,8 @@ def rendered(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> dict[str, 
         for cid in col.find_cards("deck:Learner*"):
             card = col.get_card(cid)
             note = card.note()
-            sides[note["Id"]] = (card.question(), card.answer())
-            judges[note["Id"]] = json.loads(html.unescape(col.get_note(note_of(col, note["Id"]))["Judge"]))
+            sides[card_id(report, note)] = (card.question(), card.answer())
+            judges[card_id(report, note)] = json.loads(html.unescape(note["Judge"]))
         media = Path(col.media.dir())
     return {"sides": sides, "judges": judges, "media": media}
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from quizgen import pipeline
+from quizgen.render.view import card_key
 
 from .anki_support import collection, import_all, note_of
 from .test_math_images import GRADIENT, image_name, math_build, png  # noqa: F401 - math_build is a fixture
@@ -30,7 +31,7 @@ def test_the_note_keeps_the_tex_for_mathjax_and_the_image_is_media(
         assert '<code class="tex2jax_ignore">\\(x_1\\)</code>' in note["Explain"]  # MathJax skips code
         assert (Path(col.media.dir()) / name).read_bytes() == png(12, 8)
         assert col.media.check().missing == []  # every image a note names is in the media folder
-        card = col.get_card(col.find_cards("Id:grad-formula")[0])
+        card = col.get_card(col.find_cards(f"Id:{card_key('grad-formula')}")[0])
         rendered = card.question()
         assert rendered.index("qg-prompt") < rendered.index("qg-code"), "question first, then the code"
         code_block = re.search(r'<div class="qg-code tex2jax_ignore">', rendered)

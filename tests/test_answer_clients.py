@@ -11,6 +11,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import Tab, close_tab, open_tab
@@ -55,13 +56,13 @@ def tab(browser: Any, quiz_page: str) -> Iterator[Tab]:
 
 
 def typed(page: Any, card: str, text: str) -> dict[str, str]:
-    page.fill(f"#answer-{card}", text)
-    page.press(f"#answer-{card}", "Enter")
-    page.wait_for_selector(f"#card-{card} .result", state="visible")
+    page.fill(f"#answer-{card_key(card)}", text)
+    page.press(f"#answer-{card_key(card)}", "Enter")
+    page.wait_for_selector(f"#card-{card_key(card)} .result", state="visible")
     return {
-        "outcome": page.inner_text(f"#card-{card} .outcome"),
-        "answer": page.inner_text(f"#card-{card} .answer"),
-        "text": page.inner_text(f"#card-{card} .result"),
+        "outcome": page.inner_text(f"#card-{card_key(card)} .outcome"),
+        "answer": page.inner_text(f"#card-{card_key(card)} .answer"),
+        "text": page.inner_text(f"#card-{card_key(card)} .result"),
     }
 
 

@@ -133,11 +133,13 @@ def test_a_registered_kind_builds_to_every_output(
     page = as_shown(next((root / "build" / "quiz" / "decks").glob("*ounting*.html")).read_text())
     assert "How many lines does this print?" in page and "3 lines" in page
 
+    from quizgen.render.view import card_key
+
     from .anki_support import collection, import_all
 
     with collection(tmp_path / "anki") as col:
         import_all(col, report)
-        [nid] = col.find_notes("Id:count-prints")
+        [nid] = col.find_notes(f"Id:{card_key('count-prints')}")
         note = col.get_note(nid)
         assert note.note_type()["name"] == "quizgen count"  # type: ignore[index]
         assert "How many lines does this print?" in note["Ask"]

@@ -14,6 +14,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.quiz import assets
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import Tab, as_shown, axe_source, axe_violations, close_tab, open_tab, overflowing
@@ -105,7 +106,7 @@ def test_only_cards_whose_code_used_torch_claim_it(layout_build: pipeline.Report
 
 def test_a_value_card_asks_before_its_code_in_the_quiz(layout_build: pipeline.Report) -> None:
     page = as_shown((layout_build.root / "build" / "quiz" / PAGE).read_text())  # type: ignore[attr-defined]
-    card = page[page.index('id="card-non-leaf-grad"') :]
+    card = page[page.index(f'id="card-{card_key("non-leaf-grad")}"') :]
     assert card.index('class="prompt"') < card.index('class="snippet"')
 
 
@@ -138,7 +139,7 @@ def test_at_375px_headings_break_between_words_and_code_scrolls(phone: Tab) -> N
     assert h1.inner_text() == "PyTorch::Gradients::ZeroingGradients"
     assert h1.evaluate("h => h.getClientRects().length && h.getBoundingClientRect().height > 40"), "it wraps"
     assert page.evaluate(BROKEN_WORDS) == []
-    pre = page.locator("#card-non-leaf-grad .snippet pre")
+    pre = page.locator(f"#card-{card_key('non-leaf-grad')} .snippet pre")
     style = pre.evaluate("p => [getComputedStyle(p).overflowX, getComputedStyle(p).whiteSpace]")
     assert style == ["auto", "pre"]
     assert pre.evaluate("p => p.scrollWidth > p.clientWidth"), "the long line scrolls inside its block"

@@ -16,6 +16,7 @@ from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
 from quizgen.render import markup
 from quizgen.render.mathml import mathml, problem
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import as_shown, axe_source, axe_violations, close_tab, open_tab
@@ -194,18 +195,19 @@ def test_math_and_images_show_in_chromium_with_no_request(browser: Any, math_bui
         page = tab.page
         page.wait_for_function("() => [...document.images].every(i => i.complete)")
         shown = page.evaluate(
-            """() => ({
-              math: [...document.querySelectorAll('#card-grad-formula .prompt .math > math')].map(m => [
+            """(card) => ({
+              math: [...document.querySelectorAll(card + ' .prompt .math > math')].map(m => [
                 m.namespaceURI, m.getAttribute('display'), m.getBoundingClientRect().width > 10]),
               fraction: (() => {  // laid out as a fraction: taller than a letter
-                const f = document.querySelector('#card-grad-formula mfrac');
+                const f = document.querySelector(card + ' mfrac');
                 const letter = f.querySelector('mi').getBoundingClientRect().height;
                 return f.getBoundingClientRect().height / letter;
               })(),
-              text: document.querySelector('#card-grad-formula .prompt').innerText,
-              images: [...document.querySelectorAll('header img, #card-grad-formula img')]
+              text: document.querySelector(card + ' .prompt').innerText,
+              images: [...document.querySelectorAll('header img, ' + card + ' img')]
                 .map(i => [i.getAttribute('src'), i.naturalWidth, i.naturalHeight]),
-            })"""
+            })""",
+            f"#card-{card_key('grad-formula')}",
         )
         ns = "http://www.w3.org/1998/Math/MathML"
         assert shown["math"] == [[ns, "inline", True], [ns, "inline", True]]

@@ -17,13 +17,14 @@ import pytest
 
 from quizgen import pipeline, settings
 from quizgen.errors import CardErrors
+from quizgen.render.view import card_key
 
 from .order_decks import deck
 from .quiz_support import as_shown
 
 
 def judges(root: Path) -> dict[str, dict[str, object]]:
-    """Card id -> its judge data, as the quiz pages embed it."""
+    """Card key -> its judge data, as the quiz pages embed it (they hold no card id)."""
     found: dict[str, dict[str, object]] = {}
     for page in (root / "build" / "quiz" / "decks").glob("*.html"):
         text = as_shown(page.read_text())
@@ -42,10 +43,10 @@ def test_three_then_the_projects_then_the_decks(
     files = {"plain.yaml": deck("Plain", "plain"), "once.yaml": deck("Once", "once", "attempts: 1\n")}
     root = project(files)
     pipeline.build(options(root))
-    assert {k: v["attempts"] for k, v in judges(root).items()} == {"plain": 3, "once": 1}
+    assert {k: v["attempts"] for k, v in judges(root).items()} == {card_key("plain"): 3, card_key("once"): 1}
     (root / "quizgen.toml").write_text("[quiz]\nattempts = 5\n")
     pipeline.build(options(root))
-    assert {k: v["attempts"] for k, v in judges(root).items()} == {"plain": 5, "once": 1}
+    assert {k: v["attempts"] for k, v in judges(root).items()} == {card_key("plain"): 5, card_key("once"): 1}
     # The Anki note's Judge field says it too: the card's script allows as many typed tries.
     assert anki_judge(next((root / "build" / "anki").glob("Once*.apkg")))["attempts"] == 1
 

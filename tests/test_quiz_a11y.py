@@ -10,6 +10,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.render.quiz import assets
+from quizgen.render.view import card_key
 
 from .quiz_support import (
     HOSTILE_PAGE,
@@ -180,8 +181,9 @@ def test_every_control_is_reachable_by_tab(browser: Any, built: pipeline.Report)
         stops = tab_stops(page)
         assert len(stops) == focusable(page)
         assert stops[:4] == ["A.skip-link Skip to content", "A. All decks", "BUTTON. Quiz", "BUTTON. Review"]
-        assert "answer-value-two-steps" in stops and "export-progress" in stops and "import-progress" in stops
-        page.click("#card-value-two-steps button[type=submit]")
+        answer = f"answer-{card_key('value-two-steps')}"
+        assert answer in stops and "export-progress" in stops and "import-progress" in stops
+        page.click(f"#card-{card_key('value-two-steps')} button[type=submit]")
         assert "next" in tab_stops(page)
         page.click("#next")
         for _ in range(4):

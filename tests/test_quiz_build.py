@@ -14,6 +14,7 @@ from quizgen.errors import QuizgenError
 from quizgen.render import quiz
 from quizgen.render.base import Project
 from quizgen.render.stage import Stage
+from quizgen.render.view import card_key
 
 from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, as_shown, cards_held
 
@@ -52,7 +53,7 @@ def test_build_writes_an_index_a_page_per_deck_and_the_assets(built: pipeline.Re
     index = (root / "index.html").read_text()
     assert 'href="decks/sample-gradients.html"' in index
     data = embedded((root / SAMPLE_PAGE).read_text())
-    assert [c["id"] for c in data["cards"]] == SAMPLE_IDS
+    assert [c["id"] for c in data["cards"]] == [card_key(i) for i in SAMPLE_IDS]  # keys, never ids
     order = next(c for c in data["cards"] if c["kind"] == "order")
     assert order["judge"]["orders"] == [[0, 1, 2, 3], [1, 0, 2, 3], [1, 2, 3, 0]]
 
@@ -80,7 +81,9 @@ def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline
     assert sources == sorted(name for name in quiz.assets() if name.endswith(".js"))
     assert len(scripts) == len(sources) + 2  # the page's data, and the cards' HTML (held as JSON strings)
     cards_html = cards_held(html)  # parses: no card text ended the script early
-    assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in cards_html["hostile-value"]
+    assert (
+        "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in cards_html[card_key("hostile-value")]
+    )
     shown = as_shown(html)
     assert len(re.findall(r"<script\b[^>]*>", shown)) == len(sources) + 1  # no card's HTML holds a script
     assert not re.search(r"<(svg|iframe|style|b)\b", shown)
@@ -90,7 +93,7 @@ def test_card_text_is_escaped_and_the_data_cannot_end_its_script(built: pipeline
     assert "img-src 'self' file: data:;" in html
     assert "javascript:" not in "".join(re.findall(r'href="([^"]*)"', shown))
     data = embedded(html)  # parses: a </script> in an answer could not close the data block
-    value = next(c for c in data["cards"] if c["id"] == "hostile-value")
+    value = next(c for c in data["cards"] if c["id"] == card_key("hostile-value"))
     assert value["judge"]["answer"]["value"] == "</script><script>window.__pwned = 'answer'</script>"
     assert "&lt;script&gt;window.__pwned = 'ask'&lt;/script&gt; What is" in shown
 
@@ -119,7 +122,7 @@ def test_a_project_template_extends_the_default(built: pipeline.Report, tmp_path
     assert "<title>Course: Sample::Gradients</title>" in page
     assert '<p class="course">7 cards, Quizzes</p>' in page
     assert "Built by quizgen" in page  # super() kept the default footer
-    assert 'id="card-order-train-step"' in page  # everything else is the default
+    assert f'id="card-{card_key("order-train-step")}"' in page  # everything else is the default
     index = (tmp_path / "build" / "quiz" / "index.html").read_text()
     assert "Course:" not in index
 

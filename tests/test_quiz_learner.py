@@ -12,6 +12,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing
@@ -93,7 +94,7 @@ def skip_to(page: Any, card: str) -> None:
     """In quiz mode, get past each card before `card` (however it is answered) until it is shown."""
     for _ in CARDS:
         shown = page.locator("article.card:visible")
-        if shown.get_attribute("data-card") == card:
+        if shown.get_attribute("data-card") == card_key(card):
             return
         cid = shown.get_attribute("data-card")
         if "kind-order" in shown.get_attribute("class"):
@@ -141,8 +142,8 @@ def test_order_code_never_wraps_mid_token(browser: Any, site: str, tabs: list[Ta
     tab = opened(browser, site, width)
     tabs.append(tab)
     page = tab.page
-    assert page.is_visible("#card-long-order")
-    lines = page.evaluate(LINE_BOXES, "long-order")
+    assert page.is_visible(f"#card-{card_key('long-order')}")
+    lines = page.evaluate(LINE_BOXES, card_key("long-order"))
     assert len(lines) == 4
     for line in lines:
         assert line["split"] == [] and line["fits"], f"{line['text']!r} at {width} px: {line}"
@@ -151,14 +152,14 @@ def test_order_code_never_wraps_mid_token(browser: Any, site: str, tabs: list[Ta
     room = min(line["room"] for line in lines)
     assert room >= (75 if width == 1280 else 28), (width, room)
     # One line in the block, indented a level: no token split, nothing wider than the screen.
-    line = page.locator("#card-long-order .line").filter(has_text="loss.backward()")
+    line = page.locator(f"#card-{card_key('long-order')} .line").filter(has_text="loss.backward()")
     line.locator(".toggle").click()
-    line = page.locator("#card-long-order .block .line").first
+    line = page.locator(f"#card-{card_key('long-order')} .block .line").first
     line.focus()
     page.keyboard.press("ArrowRight")
-    assert all(x["split"] == [] and x["fits"] for x in page.evaluate(LINE_BOXES, "long-order"))
+    assert all(x["split"] == [] and x["fits"] for x in page.evaluate(LINE_BOXES, card_key("long-order")))
     assert overflowing(page) == []
-    help_text = page.inner_text("#order-help-long-order")
+    help_text = page.inner_text(f"#order-help-{card_key('long-order')}")
     assert "Space drops it. Indentation counts" in help_text
 
 
@@ -169,8 +170,8 @@ def test_an_order_puzzle_at_375_px_has_no_axe_violations(
     tab = opened(browser, site, 375, dark)
     tabs.append(tab)
     page = tab.page
-    page.locator("#card-long-order .pool .toggle").first.click()
-    page.click("#card-long-order details.setup summary")
+    page.locator(f"#card-{card_key('long-order')} .pool .toggle").first.click()
+    page.click(f"#card-{card_key('long-order')} details.setup summary")
     assert axe_violations(page, axe_source()) == []
 
 
@@ -179,7 +180,7 @@ def test_the_deck_setup_is_shown_collapsed_and_highlighted(browser: Any, site: s
     tabs.append(tab)
     page = tab.page
     # An order puzzle: the deck's setup (the helper its line calls), then the card's own.
-    setup = page.locator("#card-long-order details.setup")
+    setup = page.locator(f"#card-{card_key('long-order')} details.setup")
     assert not setup.evaluate("d => d.open")
     setup.locator("summary").click()
     text = setup.inner_text()
@@ -187,7 +188,7 @@ def test_the_deck_setup_is_shown_collapsed_and_highlighted(browser: Any, site: s
     assert text.index("def head_params") < text.index("head = torch.nn.Linear")
     skip_to(page, "helper-count")
     # A value card calls the helper: its setup is there, collapsed, highlighted like the card's code.
-    setup = page.locator("#card-helper-count details.setup")
+    setup = page.locator(f"#card-{card_key('helper-count')} details.setup")
     assert setup.count() == 1 and not setup.evaluate("d => d.open")
     setup.locator("summary").click()
     assert "def head_params(n):" in setup.inner_text()
@@ -200,8 +201,8 @@ def test_variant_labels_show_their_code_spans(browser: Any, site: str, tabs: lis
     tabs.append(tab)
     page = tab.page
     skip_to(page, "helper-count")
-    page.locator("#card-helper-count .option").filter(has_text="3").click()
-    reason = page.locator("#card-helper-count .reason")
+    page.locator(f"#card-{card_key('helper-count')} .option").filter(has_text="3").click()
+    reason = page.locator(f"#card-{card_key('helper-count')} .reason")
     assert reason.is_visible()
     assert "`" not in reason.inner_text()
     assert reason.locator("code").all_inner_texts() == ["head_params", "n"]
@@ -216,12 +217,12 @@ def test_order_feedback_shows_its_code_spans(browser: Any, site: str, tabs: list
     skip_to(page, "swap-order")
     for code in ["w = torch.ones(2, requires_grad=True)", "loss.backward()", "loss = (w * 3).sum()"]:
         exact = re.compile(rf"^\s*{re.escape(code)}\s*$")
-        line = page.locator("#card-swap-order .pool .line").filter(
+        line = page.locator(f"#card-{card_key('swap-order')} .pool .line").filter(
             has=page.locator(".line-code", has_text=exact)
         )
         line.locator(".toggle").click()
-    page.click("#card-swap-order .check-order")
-    reason = page.locator("#card-swap-order .reason")
+    page.click(f"#card-{card_key('swap-order')} .check-order")
+    reason = page.locator(f"#card-{card_key('swap-order')} .reason")
     reason.wait_for(state="visible")
     assert "`" not in reason.inner_text()
     assert reason.locator("code").all_inner_texts() == [
@@ -237,31 +238,31 @@ def test_a_wrong_typed_answer_says_the_answer_once(browser: Any, site: str, tabs
     tabs.append(tab)
     page = tab.page
     skip_to(page, "helper-is-param")
-    page.fill("#answer-helper-is-param", "False")
-    page.press("#answer-helper-is-param", "Enter")
-    result = page.locator("#card-helper-is-param .result")
+    page.fill(f"#answer-{card_key('helper-is-param')}", "False")
+    page.press(f"#answer-{card_key('helper-is-param')}", "Enter")
+    result = page.locator(f"#card-{card_key('helper-is-param')} .result")
     result.wait_for(state="visible")
-    assert page.inner_text("#card-helper-is-param .outcome") == "Not right"
+    assert page.inner_text(f"#card-{card_key('helper-is-param')} .outcome") == "Not right"
     assert result.inner_text().count("The answer is True") == 1, result.inner_text()
 
 
 def test_a_link_opens_its_card(browser: Any, site: str, tabs: list[Tab]) -> None:
-    tab = opened(browser, site + "#card-swap-order")
+    tab = opened(browser, site + f"#card-{card_key('swap-order')}")
     tabs.append(tab)
     page = tab.page
-    assert page.is_visible("#card-swap-order")
+    assert page.is_visible(f"#card-{card_key('swap-order')}")
     assert page.inner_text("#status").startswith("Quiz: card 4 of 4")
     # Each card shows its link; following one opens that card, in quiz mode, from review mode too.
-    link = page.locator("#card-swap-order a.card-link")
-    assert link.get_attribute("href") == "#card-swap-order"
+    link = page.locator(f"#card-{card_key('swap-order')} a.card-link")
+    assert link.get_attribute("href") == f"#card-{card_key('swap-order')}"
     page.click(".modes [data-mode='review']")
-    page.evaluate("location.hash = '#card-helper-is-param'")
-    page.wait_for_selector("#card-helper-is-param", state="visible")
+    page.evaluate(f"location.hash = '#card-{card_key('helper-is-param')}'")
+    page.wait_for_selector(f"#card-{card_key('helper-is-param')}", state="visible")
     assert page.get_attribute(".modes [data-mode='quiz']", "aria-pressed") == "true"
-    assert page.url.endswith("#card-helper-is-param")
-    page.click("#card-helper-is-param a.card-link")
-    assert page.is_visible("#card-helper-is-param")
+    assert page.url.endswith(f"#card-{card_key('helper-is-param')}")
+    page.click(f"#card-{card_key('helper-is-param')} a.card-link")
+    assert page.is_visible(f"#card-{card_key('helper-is-param')}")
     # An address naming no card of the deck opens the quiz at its start.
-    tab2 = opened(browser, site + "#card-not-a-card")
+    tab2 = opened(browser, site + f"#card-{card_key('not-a-card')}")
     tabs.append(tab2)
-    assert tab2.page.is_visible("#card-long-order")
+    assert tab2.page.is_visible(f"#card-{card_key('long-order')}")

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from quizgen import pipeline
+from quizgen.render.view import card_key
 
 from .conftest import require
 from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, site_url
@@ -63,8 +64,8 @@ def assert_same(js: dict[str, Any], py: Any) -> None:
 
 
 def answer(page: Any, card: str, text: str) -> None:
-    page.fill(f"#answer-{card}", text)
-    page.press(f"#answer-{card}", "Enter")
+    page.fill(f"#answer-{card_key(card)}", text)
+    page.press(f"#answer-{card_key(card)}", "Enter")
     page.wait_for_selector("#rating", state="visible")
 
 
@@ -98,37 +99,39 @@ def test_review_schedules_with_fsrs_shows_due_dates_and_survives_reloads(
     assert intervals == ["1 min", "6 min", "10 min", f"{easy_days.days} d"]
     assert page.evaluate("document.activeElement.dataset.rating") == "3"  # right: Good is suggested
     page.keyboard.press("4")
-    assert_same(stored(page)["cards"]["value-two-steps"], reference([(4, T0)]))
+    assert_same(stored(page)["cards"][card_key("value-two-steps")], reference([(4, T0)]))
     assert f"next due in {easy_days.days} days" in page.inner_text("#scheduled")
 
     # The next new card, answered wrong: Again has focus, Enter takes it.
     answer(page, "value-grad-none", "0")
     assert page.evaluate("document.activeElement.dataset.rating") == "1"
     page.keyboard.press("Enter")
-    assert_same(stored(page)["cards"]["value-grad-none"], reference([(1, T0)]))
+    assert_same(stored(page)["cards"][card_key("value-grad-none")], reference([(1, T0)]))
     assert "next due in 1 minute" in page.inner_text("#scheduled")
     # A learning step a minute away is not called due: the new cards come first.
-    assert not page.is_visible("#card-value-grad-none")
+    assert not page.is_visible(f"#card-{card_key('value-grad-none')}")
     assert page.inner_text("#status") == "Review: 0 due, 5 new. This card is new."
 
     page.reload()
     assert page.inner_text("#status").startswith("Review: 0 due, 5 new.")
-    assert sorted(stored(page)["cards"]) == ["value-grad-none", "value-two-steps"]
+    assert sorted(stored(page)["cards"]) == sorted(
+        card_key(i) for i in ["value-grad-none", "value-two-steps"]
+    )
 
     later = T0 + timedelta(days=9)
     page.clock.set_fixed_time(later)
     page.reload()
     assert page.inner_text("#status").startswith("Review: 2 due, 5 new.")
-    assert page.is_visible("#card-value-grad-none")  # the one due first
+    assert page.is_visible(f"#card-{card_key('value-grad-none')}")  # the one due first
     answer(page, "value-grad-none", "None")
     page.keyboard.press("3")
-    assert page.is_visible("#card-value-two-steps")
+    assert page.is_visible(f"#card-{card_key('value-two-steps')}")
     answer(page, "value-two-steps", "8.0")
     page.keyboard.press("3")
     cards = stored(page)["cards"]
-    assert_same(cards["value-grad-none"], reference([(1, T0), (3, later)]))
-    assert_same(cards["value-two-steps"], reference([(4, T0), (3, later)]))
-    assert cards["value-two-steps"]["reps"] == 2
+    assert_same(cards[card_key("value-grad-none")], reference([(1, T0), (3, later)]))
+    assert_same(cards[card_key("value-two-steps")], reference([(4, T0), (3, later)]))
+    assert cards[card_key("value-two-steps")]["reps"] == 2
     assert page.inner_text("#status").startswith("Review: 0 due, 5 new.")  # grad-none's next step waits
 
     page.goto(site_url(built))
@@ -142,17 +145,17 @@ def test_space_reveals_and_digits_rate(tab: Tab, built: pipeline.Report, tmp_pat
         cid: review_entry(T0 + timedelta(days=30)) for cid in SAMPLE_IDS if cid != "basic-why-accumulate"
     }
     page.set_input_files("#import-progress", progress_file(tmp_path / "p.json", later))
-    page.wait_for_selector("#card-basic-why-accumulate", state="visible")
-    page.focus("#title-basic-why-accumulate")
+    page.wait_for_selector(f"#card-{card_key('basic-why-accumulate')}", state="visible")
+    page.focus(f"#title-{card_key('basic-why-accumulate')}")
     page.keyboard.press("Space")
-    page.wait_for_selector("#card-basic-why-accumulate .result", state="visible")
+    page.wait_for_selector(f"#card-{card_key('basic-why-accumulate')} .result", state="visible")
     focused = page.evaluate(
         "() => { const s = getComputedStyle(document.activeElement);"
         " return [document.activeElement.dataset.rating, s.outlineStyle, parseFloat(s.outlineWidth)]; }"
     )
     assert focused[0] == "3" and focused[1] != "none" and focused[2] >= 2  # visible focus on Good
     page.keyboard.press("2")
-    assert_same(stored(page)["cards"]["basic-why-accumulate"], reference([(2, T0)]))
+    assert_same(stored(page)["cards"][card_key("basic-why-accumulate")], reference([(2, T0)]))
 
 
 def test_import_export_and_caught_up(tab: Tab, built: pipeline.Report, tmp_path: Path) -> None:
@@ -175,9 +178,11 @@ def test_import_export_and_caught_up(tab: Tab, built: pipeline.Report, tmp_path:
     with page.expect_download() as download:
         page.click("#export-progress")
     exported = json.loads(Path(download.value.path()).read_text())
-    assert exported["format"] == "quizgen-progress" and exported["version"] == 1
-    assert sorted(exported["cards"]) == sorted([*SAMPLE_IDS, "a-removed-card"])  # kept, though ignored here
-    assert exported["cards"]["value-shape"]["due"] == ms(T0 + timedelta(days=3))
+    assert (
+        exported["format"] == "quizgen-progress" and exported["version"] == 2
+    )  # version 1 (ids) read, written as 2 (keys)
+    assert sorted(exported["cards"]) == sorted(card_key(i) for i in [*SAMPLE_IDS, "a-removed-card"])  # kept
+    assert exported["cards"][card_key("value-shape")]["due"] == ms(T0 + timedelta(days=3))
 
     # A fresh browser takes the exported file and has the same schedule.
     other = open_tab(page.context.browser, site_url(built))
@@ -195,7 +200,7 @@ def test_import_export_and_caught_up(tab: Tab, built: pipeline.Report, tmp_path:
     (tmp_path / "bad.json").write_text("this is not json")
     page.set_input_files("#import-progress", tmp_path / "bad.json")
     expect(page.locator("#notices")).to_contain_text("could not be used because it is not valid JSON")
-    assert sorted(stored(page)["cards"]) == sorted([*SAMPLE_IDS, "a-removed-card"])
+    assert sorted(stored(page)["cards"]) == sorted(card_key(i) for i in [*SAMPLE_IDS, "a-removed-card"])
 
 
 @pytest.mark.parametrize(
@@ -221,7 +226,7 @@ def test_corrupt_or_foreign_progress_resets_with_a_message(
     page.click("[data-mode='review']")
     answer(page, "value-two-steps", "8")
     page.keyboard.press("3")
-    assert list(stored(page)["cards"]) == ["value-two-steps"]
+    assert list(stored(page)["cards"]) == [card_key("value-two-steps")]
     page.reload()
     assert page.inner_text("#notices") == ""
 
@@ -240,7 +245,7 @@ def test_unreadable_cards_are_reset_and_the_rest_kept(tab: Tab, built: pipeline.
     # Only the hash changes: no new document, but the page switches to Review mode and reads the store.
     page.goto(site_url(built, SAMPLE_PAGE) + "#review")
     assert "Saved progress for 1 card could not be read and was reset." in page.inner_text("#notices")
-    assert stored(page)["cards"] == {"value-shape": {**good, "reps": 0, "lapses": 0}}
+    assert stored(page)["cards"] == {card_key("value-shape"): {**good, "reps": 0, "lapses": 0}}
     assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
 
 
@@ -305,7 +310,7 @@ def test_caught_up_the_page_shows_the_next_card_when_it_falls_due(
         assert page.is_visible("#caught-up")
         assert page.inner_text("#next-due").startswith("The next card is due in 2 hours")
         page.clock.run_for("02:00:01")
-        page.wait_for_selector("#card-value-shape", state="visible")
+        page.wait_for_selector(f"#card-{card_key('value-shape')}", state="visible")
         assert page.inner_text("#status") == "Review: 1 due, 0 new. This card is due."
         assert t.errors == []
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from quizgen import pipeline
+from quizgen.render.view import card_key
 
 from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, axe_source, axe_violations, close_tab, open_tab, site_url
 
@@ -142,9 +143,9 @@ def test_a_decks_charts_show_its_history_and_forecast(
 
     # A review in Review mode is counted at once.
     page.click(".modes [data-mode='review']")
-    page.wait_for_selector("#card-value-two-steps", state="visible")
-    page.fill("#answer-value-two-steps", "8")
-    page.press("#answer-value-two-steps", "Enter")
+    page.wait_for_selector(f"#card-{card_key('value-two-steps')}", state="visible")
+    page.fill(f"#answer-{card_key('value-two-steps')}", "8")
+    page.press(f"#answer-{card_key('value-two-steps')}", "Enter")
     page.keyboard.press("3")
     assert table(page, "chart-reviews")[-1] == str(counts[-1] + 1)
 

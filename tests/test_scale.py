@@ -17,6 +17,7 @@ from quizgen.cards import loader
 from quizgen.render import anki, cards_json, highlighting, manifest, markup, prepare, present, quiz
 from quizgen.render.anki import lock
 from quizgen.render.prepare import Preparation
+from quizgen.render.view import card_key
 
 from .conftest import SAMPLE_DECK, write_project
 
@@ -166,7 +167,7 @@ def test_ten_thousand_cards_import_into_anki_and_import_again_as_nothing_new(tmp
         again = counts(import_all(col, report))
         assert again == {"new": 0, "updated": 0, "duplicate": total, "conflicting": 0}
         assert col.note_count() == total
-        (nid,) = col.find_notes("Id:basic-9999")
+        (nid,) = col.find_notes(f"Id:{card_key('basic-9999')}")
         assert "Answer 9999." in col.get_note(nid).fields[col.get_note(nid).keys().index("Back")]
     assert os.path.getsize(root / "build" / "anki" / "Scale__Part-5.apkg") > 0
 
@@ -178,14 +179,14 @@ def test_a_deck_page_of_2000_cards_lays_out_only_the_card_shown(tmp_path: Path, 
     page = browser.new_page()
     try:
         page.goto((root / "build" / "quiz" / "decks" / "scale-part-1.html").as_uri())
-        page.wait_for_selector("#card-basic-0 .card-title", state="visible")
+        page.wait_for_selector(f"#card-{card_key('basic-0')} .card-title", state="visible")
         held = "Object.keys(JSON.parse(document.getElementById('card-html').textContent)).length"
         assert page.evaluate(held) == CARDS_PER_FILE  # each card's HTML a string until it is shown
         assert page.locator("article.card").count() == 1
-        page.click("#card-basic-0 .reveal")
+        page.click(f"#card-{card_key('basic-0')} .reveal")
         page.click("#self-grade [data-knew='true']")
         page.click("#next")
-        page.wait_for_selector("#card-basic-1 .card-title", state="visible")
+        page.wait_for_selector(f"#card-{card_key('basic-1')} .card-title", state="visible")
         assert page.locator("article.card").count() == 2
         assert page.locator("article.card:visible").count() == 1
         assert page.inner_text("#status").startswith("Quiz: card 2 of 2000")

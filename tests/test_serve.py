@@ -24,6 +24,7 @@ from quizgen import pipeline, serve
 from quizgen.cli import cli
 from quizgen.execution.pool import Pool
 from quizgen.render import manifest
+from quizgen.render.view import card_key
 
 from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab
 
@@ -168,12 +169,12 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
         page = tab.page
         assert "Sample::Gradients" in page.inner_text(".deck-list")
         page.click("text=Sample::Gradients")
-        page.fill("#answer-value-two-steps", "8")
-        page.press("#answer-value-two-steps", "Enter")
-        assert page.inner_text("#card-value-two-steps .outcome") == "Right"
+        page.fill(f"#answer-{card_key('value-two-steps')}", "8")
+        page.press(f"#answer-{card_key('value-two-steps')}", "Enter")
+        assert page.inner_text(f"#card-{card_key('value-two-steps')} .outcome") == "Right"
         page.click(".modes [data-mode='review']")
-        page.fill("#answer-value-two-steps", "8")
-        page.press("#answer-value-two-steps", "Enter")
+        page.fill(f"#answer-{card_key('value-two-steps')}", "8")
+        page.press(f"#answer-{card_key('value-two-steps')}", "Enter")
         page.keyboard.press("1")
         assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
 
@@ -186,12 +187,15 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
             lambda: settled(page, "window.__before === undefined && document.readyState === 'complete'"),
             "the page's own reload",
         )
-        # The rebuilt page still has the learner's progress (it is keyed by card id, not by build).
+        # The rebuilt page still has the learner's progress (it is keyed by card key, not by build).
         assert page.inner_text("#status").startswith("Review: 0 due, 6 new.")
-        kept = "JSON.parse(localStorage.getItem('quizgen.progress')).cards['value-two-steps'].reps"
+        stored = "JSON.parse(localStorage.getItem('quizgen.progress'))"
+        kept = f"{stored}.cards['{card_key('value-two-steps')}'].reps"
         assert page.evaluate(kept) == 1
-        page.goto(base + SAMPLE_PAGE + "#card-value-two-steps")  # the card's link opens it
-        assert "What does w.grad hold after the second?" in page.inner_text("#card-value-two-steps .prompt")
+        page.goto(base + SAMPLE_PAGE + f"#card-{card_key('value-two-steps')}")  # the card's link opens it
+        assert "What does w.grad hold after the second?" in page.inner_text(
+            f"#card-{card_key('value-two-steps')} .prompt"
+        )
         assert tab.outside((base,)) == []
         assert [u for u in tab.requests if u.startswith(base)]
     finally:
@@ -242,15 +246,15 @@ def test_serve_shows_a_failed_build_in_the_page_and_reloads_on_a_good_one(
         assert box.locator("img").count() == 0
         assert page.evaluate("window.__pwned") is None
         assert page.evaluate("window.__before") is True  # the last good page stays under it
-        assert page.is_visible("#card-value-two-steps")
+        assert page.is_visible(f"#card-{card_key('value-two-steps')}")
 
         cards.write_text(good.replace("Gradients add up", "Gradients pile up"))
         reloaded = "!window.__before && window.QuizgenServe && document.readyState === 'complete'"
         wait_for(lambda: settled(page, reloaded), "a reload", timeout=30)
         assert page.locator("#quizgen-serve-failed").count() == 0
-        page.fill("#answer-value-two-steps", "8")
-        page.press("#answer-value-two-steps", "Enter")
-        assert "Gradients pile up" in page.inner_text("#card-value-two-steps .explain")
+        page.fill(f"#answer-{card_key('value-two-steps')}", "8")
+        page.press(f"#answer-{card_key('value-two-steps')}", "Enter")
+        assert "Gradients pile up" in page.inner_text(f"#card-{card_key('value-two-steps')} .explain")
         assert tab.outside((base,)) == []
         assert tab.errors == []
     finally:

@@ -3,9 +3,14 @@ package importing cleanly into a real Anki collection."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sqlite3
+import tempfile
+import zipfile
 from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -93,3 +98,97 @@ def test_a_fresh_clones_build_leaves_the_committed_lock_as_it_is(shipped: pipeli
     root: Path = shipped.root  # type: ignore[attr-defined]
     assert not [n for n in shipped.notes if n.startswith("updated")], shipped.notes
     assert (root / "cards" / "quizgen.lock").read_bytes() == (REPO / "cards" / "quizgen.lock").read_bytes()
+
+
+def _ids_in(text: str, ids: set[str]) -> set[str]:
+    """The card ids written in `text` as whole slugs (not as part of a longer one)."""
+    return {m for m in re.findall(r"(?<![a-z0-9-])[a-z0-9]+(?:-[a-z0-9]+)+(?![a-z0-9-])", text) if m in ids}
+
+
+def _anki_notes(apkg: Path) -> list[dict[str, str]]:
+    """Every note of a package as field name -> value, with its note type's name as `_type`."""
+    with zipfile.ZipFile(apkg) as zf, tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "collection.anki2"
+        db.write_bytes(zf.read("collection.anki2"))
+        con = sqlite3.connect(db)
+        try:
+            models = json.loads(con.execute("select models from col").fetchone()[0])
+            rows = con.execute("select mid, flds from notes").fetchall()
+        finally:
+            con.close()
+    notes = []
+    for mid, flds in rows:
+        model = models[str(mid)]
+        names = [f["name"] for f in model["flds"]]
+        notes.append({"_type": model["name"], **dict(zip(names, flds.split("\x1f"), strict=True))})
+    return notes
+
+
+def test_no_page_file_or_note_names_a_card(shipped: pipeline.Report) -> None:
+    """An id names the lesson (`myth-...` ids are false claims): learners meet only the cards' keys."""
+    root: Path = shipped.root  # type: ignore[attr-defined]
+    ids = {vc.card.id for d in shipped.decks for vc in d.cards}
+    found: dict[str, set[str]] = {}
+    for path in sorted((root / "build" / "quiz").rglob("*")):
+        named = _ids_in(path.relative_to(root).as_posix(), ids)
+        if path.is_file() and path.suffix in (".html", ".js", ".css", ".json", ".svg"):
+            named |= _ids_in(path.read_text(encoding="utf-8"), ids)
+        if named:
+            found[path.name] = named
+    packages = sorted((root / "build" / "anki").glob("*.apkg"))
+    assert len(packages) == len(shipped.decks)
+    for apkg in packages:
+        for note in _anki_notes(apkg):
+            for name, value in note.items():
+                if named := _ids_in(value, ids):
+                    found[f"{apkg.name} -> {name}"] = found.get(f"{apkg.name} -> {name}", set()) | named
+    assert found == {}
+
+
+class _Attributes(HTMLParser):
+    """The attributes of an HTML fragment whose values hold a verdict word."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[tuple[str, str, str]] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:  # a title is text shown (a linked card's question), not a channel
+            if value and name != "title" and re.search(r"\b(true|false|right|wrong|correct)\b", value, re.I):
+                self.found.add((tag, name, value))
+
+
+def _verdict_attributes(fragment: str) -> frozenset[tuple[str, str, str]]:
+    parser = _Attributes()
+    parser.feed(fragment)
+    return frozenset(parser.found)
+
+
+def test_no_attribute_tells_a_myths_verdict(shipped: pipeline.Report) -> None:
+    """True and false myths carry the same verdict words in their attributes (the True and False
+    buttons'), on the quiz's pages and in Anki's fields; only the judge's data holds the verdict."""
+    root: Path = shipped.root  # type: ignore[attr-defined]
+    quiz: set[frozenset[tuple[str, str, str]]] = set()
+    for page in sorted((root / "build" / "quiz" / "decks").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        held = re.search(r'<script type="application/json" id="card-html">(.*?)</script>', text, re.S)
+        assert held
+        for card in json.loads(held[1]).values():
+            if 'class="card kind-myth"' in card:
+                quiz.add(_verdict_attributes(card))
+    anki: set[frozenset[tuple[str, str, str]]] = set()
+    for apkg in sorted((root / "build" / "anki").glob("*.apkg")):
+        for note in _anki_notes(apkg):
+            if note["_type"].endswith("myth"):
+                shown = (v for k, v in note.items() if k not in ("_type", "Verdict", "Judge"))
+                anki.add(_verdict_attributes("".join(shown)))
+    assert len(quiz) == 1 and len(anki) == 1, (frozenset.union(*quiz) - frozenset.intersection(*quiz), anki)
+
+
+def test_the_shipped_deck_passes_the_item_writing_report(shipped: pipeline.Report) -> None:
+    """No answer-blind guesser beats chance by a margin a learner would notice, per deck or over all."""
+    from quizgen import guessers
+
+    assert [str(w) for w in shipped.warnings if "guessing" in w.message] == []
+    table = guessers.table(shipped.decks)
+    assert "all decks" in table and not any(line.endswith("leaks") for line in table)

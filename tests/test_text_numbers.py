@@ -13,6 +13,7 @@ import pytest
 from quizgen import display, pipeline, prose
 from quizgen.execution.pool import Pool
 from quizgen.render.markup import markdown
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import cards_held, close_tab, open_tab
@@ -95,12 +96,12 @@ def _text(fragment: str) -> str:
 
 
 def test_a_printed_warning_reads_as_written_in_the_quiz(browser: Any, site: pipeline.Report) -> None:
-    tab = open_tab(browser, page_of(site).as_uri() + "#card-scheduler-warns", width=1280)
+    tab = open_tab(browser, page_of(site).as_uri() + f"#card-{card_key('scheduler-warns')}", width=1280)
     try:
         page = tab.page
-        page.fill("#answer-scheduler-warns", "4")
-        page.press("#answer-scheduler-warns", "Enter")
-        explain = page.locator("#card-scheduler-warns .explain")
+        page.fill(f"#answer-{card_key('scheduler-warns')}", "4")
+        page.press(f"#answer-{card_key('scheduler-warns')}", "Enter")
+        explain = page.locator(f"#card-{card_key('scheduler-warns')} .explain")
         explain.wait_for(state="visible")
         assert explain.locator("code").all_inner_texts() == [WARNING]
         assert explain.inner_text().strip() == f"It prints {WARNING}. As text: {WARNING}"
@@ -157,7 +158,7 @@ def test_lists_of_float64_show_without_noise() -> None:
 
 def test_answers_and_choices_show_no_noise(site: pipeline.Report) -> None:
     held = cards_held(page_of(site).read_text(encoding="utf-8"))
-    card = _text(held["noisy-sum"])
+    card = _text(held[card_key("noisy-sum")])
     assert "0.040000000000000036" not in card and "-0.040000000000000036" not in card
     assert "It is 0.04." in card
     assert "-0.04" in card  # the variant's choice
@@ -278,23 +279,29 @@ def test_a_link_to_no_card_is_a_located_error_with_a_guess(tmp_path: Path, optio
 
 def test_a_link_opens_the_card_in_the_quiz(browser: Any, linked: pipeline.Report) -> None:
     quiz = linked.root / "build" / "quiz"  # type: ignore[attr-defined]
-    tab = open_tab(browser, (quiz / "decks" / "links-first.html").as_uri() + "#card-points-on", width=1280)
+    tab = open_tab(
+        browser, (quiz / "decks" / "links-first.html").as_uri() + f"#card-{card_key('points-on')}", width=1280
+    )
     try:
         page = tab.page
-        held = cards_held((quiz / "decks" / "links-first.html").read_text(encoding="utf-8"))["points-on"]
-        assert 'href="../decks/links-second.html#card-zero-first"' in held
-        assert 'href="../decks/links-first.html#card-two-backwards"' in held
+        held = cards_held((quiz / "decks" / "links-first.html").read_text(encoding="utf-8"))[
+            card_key("points-on")
+        ]
+        assert f'href="../decks/links-second.html#card-{card_key("zero-first")}"' in held
+        assert f'href="../decks/links-first.html#card-{card_key("two-backwards")}"' in held
         assert "What does a second backward() do to .grad?" in held  # an empty link shows the title
         assert "#card:" not in held
-        titled = re.search(r'<a class="card-ref" href="[^"]*#card-math-title"[^>]*>(.*?)</a>', held, re.S)
+        titled = re.search(
+            rf'<a class="card-ref" href="[^"]*#card-{card_key("math-title")}"[^>]*>(.*?)</a>', held, re.S
+        )
         assert titled is not None and "<math" in titled.group(1) and "\\partial" not in titled.group(1)
-        page.click("#card-points-on button.reveal")
-        link = page.locator("#card-points-on .back a.card-ref").first
+        page.click(f"#card-{card_key('points-on')} button.reveal")
+        link = page.locator(f"#card-{card_key('points-on')} .back a.card-ref").first
         assert link.inner_text() == "the zeroing card"
         assert link.get_attribute("title") == "Why call zero_grad()?"
         link.click()
-        page.wait_for_selector("#card-zero-first", state="visible")
-        assert page.url.endswith("links-second.html#card-zero-first")
+        page.wait_for_selector(f"#card-{card_key('zero-first')}", state="visible")
+        assert page.url.endswith(f"links-second.html#card-{card_key('zero-first')}")
         assert tab.errors == []
     finally:
         close_tab(tab)

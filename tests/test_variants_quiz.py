@@ -11,12 +11,13 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing, site_url
 from .variants_support import CHOICE_PAGE, FEEDBACK, FILES, TYPED_PAGE
 
-CARD = "#card-two-backward"
+CARD = f"#card-{card_key('two-backward')}"
 TYPED = "two-backward-typed"
 
 
@@ -55,7 +56,7 @@ def sentence(feedback: str) -> str:
 def test_the_choices_are_the_right_answer_and_each_variants_in_a_radio_group(tab: Tab) -> None:
     page = tab.page
     group = page.locator(f"{CARD} [role=radiogroup]")
-    assert group.get_attribute("aria-labelledby") == "choose-two-backward"
+    assert group.get_attribute("aria-labelledby") == f"choose-{card_key('two-backward')}"
     assert sorted(shown(page)) == [0, 1, 2, 3]
     options = page.locator(f"{CARD} [role=radio]")
     assert [options.nth(i).get_attribute("aria-checked") for i in range(4)] == ["false"] * 4
@@ -117,10 +118,10 @@ def test_typed_a_variants_answer_gets_its_feedback(
 ) -> None:
     t = open_tab(browser, site_url(report, TYPED_PAGE))
     try:
-        assert t.page.locator(f"#card-{TYPED} .option").count() == 0
-        t.page.fill(f"#answer-{TYPED}", typed)
-        t.page.press(f"#answer-{TYPED}", "Enter")
-        assert result(t.page, f"#card-{TYPED}") == expected
+        assert t.page.locator(f"#card-{card_key(TYPED)} .option").count() == 0
+        t.page.fill(f"#answer-{card_key(TYPED)}", typed)
+        t.page.press(f"#answer-{card_key(TYPED)}", "Enter")
+        assert result(t.page, f"#card-{card_key(TYPED)}") == expected
         assert t.errors == []
     finally:
         close_tab(t)
@@ -136,8 +137,8 @@ def test_axe_finds_nothing_asked_or_answered(browser: Any, report: pipeline.Repo
         t.page.click(f"{CARD} .option[data-choice='3']")  # the long exception message
         answered = [*axe_violations(t.page, axe), *overflowing(t.page)]
         t.page.goto(site_url(report, TYPED_PAGE))
-        t.page.fill(f"#answer-{TYPED}", "5")
-        t.page.press(f"#answer-{TYPED}", "Enter")
+        t.page.fill(f"#answer-{card_key(TYPED)}", "5")
+        t.page.press(f"#answer-{card_key(TYPED)}", "Enter")
         typed = [*axe_violations(t.page, axe), *overflowing(t.page)]
         assert (asked, answered, typed) == ([], [], [])
     finally:

@@ -5,6 +5,7 @@ static/judge.js is its learner-side twin (typed answers against the executed Ans
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from quizgen import display, patterns, spellings
@@ -98,6 +99,21 @@ def show_declared(declared: JSON) -> str:
     if isinstance(declared, dict) and "shape" in declared:
         return f"shape {declared['shape']}"
     return repr(declared)
+
+
+MAX_OPTION = 80  # characters of an exception's message an option shows (its first clause, at most)
+
+
+def show_short(computed: Answer) -> str:
+    """An answer as a multiple-choice option shows it: an exception as its type and the first clause of
+    its message (cut at a word, at most MAX_OPTION characters), anything else as `show` does."""
+    if computed["type"] != "exception":
+        return show(computed)
+    message = " ".join(str(computed.get("message", "")).split())
+    first = re.split(r"(?<=[.;:!?])\s", message, maxsplit=1)[0].rstrip(".;:")
+    if len(first) > MAX_OPTION:
+        first = first[:MAX_OPTION].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return f"raises {computed['value']}: {first}" if first else f"raises {computed['value']}"
 
 
 def show(computed: Answer) -> str:

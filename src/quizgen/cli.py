@@ -180,6 +180,12 @@ def cli() -> None:
 @_matrix
 @_timings_flag
 @click.option(
+    "--report",
+    is_flag=True,
+    help="After the summary, the item-writing report: how answer-blind guessers (claim length, the longest "
+    "option, the first block first, ...) do on each deck, beside chance.",
+)
+@click.option(
     "--torch",
     "torch_version",
     metavar="VERSION",
@@ -193,7 +199,7 @@ def cli() -> None:
     help="Fail, naming each card, when a build would change quizgen.lock (as CI should: what is "
     "committed is what was verified).",
 )
-def check(torch_version: str | None, timings: bool, locked: bool, **kw: Any) -> None:
+def check(torch_version: str | None, timings: bool, report: bool, locked: bool, **kw: Any) -> None:
     """Load, execute and verify every card; write nothing but the cache."""
     from quizgen import pipeline
 
@@ -204,14 +210,19 @@ def check(torch_version: str | None, timings: bool, locked: bool, **kw: Any) -> 
         for line in found.lines():
             echo(line)
         return
-    report = pipeline.check(_options(**kw))
-    _warn(report)
-    echo(_summary(report))
-    _timings(report, timings)
+    checked = pipeline.check(_options(**kw))
+    _warn(checked)
+    echo(_summary(checked))
+    _timings(checked, timings)
+    if report:
+        from quizgen import guessers
+
+        for line in guessers.table(checked.decks):
+            echo(line)
     if locked:
         from quizgen.locked import verify
 
-        verify(report.decks, kw["cards_dir"])
+        verify(checked.decks, kw["cards_dir"])
 
 
 @cli.command()

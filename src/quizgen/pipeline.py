@@ -18,11 +18,23 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import confine, files, judged, matrix, settings, state, timeouts, torches, verify, warned
+from quizgen import (
+    confine,
+    files,
+    guessers,
+    judged,
+    matrix,
+    settings,
+    state,
+    timeouts,
+    torches,
+    verify,
+    warned,
+)
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
-from quizgen.errors import CardErrors, InternalError, Problem
+from quizgen.errors import CardErrors, InternalError, Location, Problem
 from quizgen.execution.cache import Cache, Memo, for_output
 from quizgen.execution.protocol import Outcome
 from quizgen.planning import Plan, plan_jobs
@@ -198,7 +210,8 @@ def _check(options: Options, cache: Cache) -> Report:
         VerifiedDeck(deck, [_verified(c, plan.outcome_of(c), filling, answers.get(c.id)) for c in deck.cards])
         for deck in decks
     ]
-    warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings), 0
+    leaks = guessers.warnings(verified, Location(str(options.cards_dir)))  # the item-writing report's
+    warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings + leaks), 0
     if options.warn_once:
         warnings, repeated = warned.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:

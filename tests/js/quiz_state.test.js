@@ -94,3 +94,10 @@ test("a quiz opened at a card starts there: in order from it, or shuffled with i
   assert.equal(Q.position(shuffled), 3);
   assert.deepEqual([...shuffled.order].sort(), [0, 1, 2, 3, 4]);
 });
+
+test("a reason that ends its sentence gets no second period", () => {
+  assert.equal(S.sentence("you said true"), "You said true.");
+  assert.equal(S.sentence("it raises RuntimeError: use `inference_mode()`."), "It raises RuntimeError: use `inference_mode()`.");
+  assert.equal(S.sentence("that is what you get if x (it raises ValueError: bad.)"), "That is what you get if x (it raises ValueError: bad.)");
+  assert.equal(S.sentence("see (the note)"), "See (the note).");
+});

@@ -119,3 +119,23 @@ test("an import's outcome in words", () => {
   assert.equal(P.describe({ ok: false, ids: [], dropped: 0, problem: "it is not quizgen progress" }),
     "Nothing was imported: it is not quizgen progress.");
 });
+
+test("progress kept under card ids (version 1) moves to the cards' keys, as the build makes them", () => {
+  // render/view.py's card_key: the first 12 hex digits of SHA-256 over "quizgen card\0" and the id
+  assert.equal(P.cardKey("a"), "4d8d243cbc42");
+  assert.equal(P.cardKey("zero-grad-first"), "2aa4c425ff52");
+  assert.equal(P.cardKey("myth-zero-grad-zeros"), "a7f116574ec6");
+  const card = { state: 2, step: null, stability: 3, difficulty: 5, due: 10, last_review: 1, reps: 1, lapses: 0 };
+  const old = { format: "quizgen-progress", version: 1, cards: { "zero-grad-first": card }, quizzes: { deck: { right: 1, total: 2, at: 3 } },
+    log: [[1, "zero-grad-first", 3, 0]] };
+  const read = P.parse(JSON.stringify(old));
+  assert.deepEqual(Object.keys(read.progress.cards), ["2aa4c425ff52"]);
+  assert.deepEqual(read.progress.log, [[1, "2aa4c425ff52", 3, 0]]);
+  assert.equal(read.progress.version, 2);
+  assert.ok(read.migrated);
+  assert.deepEqual(P.parse(JSON.stringify(read.progress)).progress, read.progress, "version 2 is kept as it is");
+  const stored = { "quizgen.progress": JSON.stringify(old) };
+  const storage = { getItem: (k) => stored[k] ?? null, setItem: (k, v) => { stored[k] = v; }, removeItem: (k) => { delete stored[k]; } };
+  new P.Store(storage).load();
+  assert.equal(JSON.parse(stored["quizgen.progress"]).version, 2, "written back under the keys");
+});

@@ -45,7 +45,7 @@ test("the forecast puts overdue cards on today and counts each day", () => {
 });
 
 test("the review log is read, merged without repeats, and kept oldest first", () => {
-  const text = JSON.stringify({ format: "quizgen-progress", version: 1, cards: {}, quizzes: {},
+  const text = JSON.stringify({ format: "quizgen-progress", version: 2, cards: {}, quizzes: {},
     log: [[2, "a", 3, 0], ["x", "a", 3, 0], [1, "B!", 3, 0], [1, "a", 5, 0], [1, "a", 4, 2]] });
   assert.deepEqual(P.parse(text).progress.log, [[1, "a", 4, 2], [2, "a", 3, 0]]);
   const old = JSON.stringify({ format: "quizgen-progress", version: 1, cards: {}, quizzes: {} });

@@ -21,7 +21,12 @@ _HINTS = {
     "mapping values are not allowed": "a value holding ': ' needs quotes, e.g. front: \"Why: this?\"",
     "tab character": "indent with spaces, not tabs",
     "could not find expected ':'": "a key needs ': ' after it, or a text spanning lines needs quotes or `|`",
+    "found unknown escape character": "in double quotes a backslash starts an escape (\\n, \\t): write "
+    "TeX and other backslashes in single quotes ('\\(x^2\\)') or in a block scalar (`|`)",
 }
+# A value that opens with a double quote (a key's, or a list item's), and what follows the quote.
+_QUOTED = re.compile(r'^ *(?:- +)?(?:[A-Za-z_][\w-]*: +)?(")(.*)$')
+_CLOSED = re.compile(r'(?:[^"\\]|\\.)*"')  # text up to an unescaped closing quote
 # A line that starts a mapping's key (perhaps as a list item): its indentation, then the key.
 _KEY_LINE = re.compile(r"^( *)(?:- +)?([A-Za-z_][\w-]*):(?: |$)")
 _SLIP = 2  # a key this many spaces off (or fewer) from the one above it was meant to line up with it
@@ -34,6 +39,49 @@ def yaml_hint(problem: str, text: str = "", line: int = 0) -> str:
     if shifted is not None:
         return f" ({shifted})"
     return next((f" ({hint})" for key, hint in _HINTS.items() if key in problem), "")
+
+
+def unclosed_quote(text: str, line: int) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the nearest double quote at or before `line` that opens a value and is
+    not closed on its own line: where a YAML error PyYAML finds lines later started."""
+    lines = text.split("\n")
+    for at in range(min(line, len(lines)), 0, -1):
+        found = _QUOTED.match(lines[at - 1])
+        if found is not None and _CLOSED.match(found.group(2)) is None:
+            return at, found.start(1) + 1
+    return None
+
+
+def quote_problem(problem: str, text: str, line: int) -> tuple[int, int, str] | None:
+    """A YAML error (at `line`) that an unclosed double quote above it caused: (line, column, message) at
+    the quote. It is the cause when closing it on its line moves the error past `line` or ends it."""
+    start = unclosed_quote(text, line)
+    if start is None or (start[0] == line and "escape" in problem):
+        return None
+    lines = text.split("\n")
+    lines[start[0] - 1] += '"'
+    after = _error_line("\n".join(lines))
+    if after is not None and after <= line:
+        return None
+    message = (
+        f"invalid YAML: this double quote is not closed on its line, so YAML read the lines below as its "
+        f"text and failed at line {line}: close it with '\"', or write a text holding quotes or spanning "
+        "lines in single quotes or a block scalar (`|`), indented under its key"
+    )
+    return start[0], start[1], message
+
+
+def _error_line(text: str) -> int | None:
+    """The 1-based line of the text's YAML syntax error, None when it has none (nodes are composed, never
+    constructed: nothing in the text runs or expands)."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        return mark.line + 1 if mark else 0
+    except yaml.YAMLError:
+        return 0
+    return None
 
 
 def _shifted_key(lines: list[str], line: int) -> str | None:

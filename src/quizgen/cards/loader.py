@@ -170,6 +170,9 @@ def _compose(path: Path, problems: list[Problem]) -> yaml.Node | None:
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         prefix = "" if isinstance(exc, _TooBig) else "invalid YAML: "
         message = f"{prefix}{exc.problem or exc}{hints.yaml_hint(str(exc.problem or ''), text, line)}"
+        quoted = None if isinstance(exc, _TooBig) else hints.quote_problem(str(exc.problem), text, line)
+        if quoted is not None:  # told where it started, not where PyYAML gave up (lines later)
+            line, col, message = quoted
         problems.append(Problem(Location(name, line, col), message))
         return None
     except yaml.YAMLError as exc:

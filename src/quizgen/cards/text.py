@@ -79,7 +79,7 @@ def text_problems(
         if reason:
             shown = f"\\[{tex}\\]" if display else f"\\({tex}\\)"
             errors.append(Problem(where, f"math {shown} cannot be shown: {reason}"))
-    errors += _stray_problems(text, where)
+    errors += _stray_problems(text, where) + _unbalanced_problems(text, where)
     for src in markup.image_sources(text):
         if markup.is_remote(src):
             if not src.lower().startswith("data:"):
@@ -99,6 +99,31 @@ def _stray_problems(text: str, where: Location) -> list[Problem]:
             f"'{opener}' outside math (Markdown makes it of '\\{opener}' or '&#92;{opener[1]}'): Anki would "
             "read what follows as math no check has read; put it in a code span to show it as text"
         )
+        problems.append(Problem(where, message))
+    return problems
+
+
+_PAIRS = {"\\(": "\\)", "\\[": "\\]"}
+
+
+def _unbalanced_problems(text: str, where: Location) -> list[Problem]:
+    """A math opener no closer follows (or a closer no opener opened) is an error: Markdown would show
+    a bare bracket and the TeX after it as text (`( \\frac{1}{1-p}?`)."""
+    problems = []
+    for delimiter in dict.fromkeys(markup.unbalanced_math(text)):
+        bracket = delimiter[1]
+        if delimiter in _PAIRS:
+            message = (
+                f"math opened with '{delimiter}' is never closed (no '{_PAIRS[delimiter]}' after it), so "
+                f"the quiz would show '{bracket}' and the TeX as text: close it with '{_PAIRS[delimiter]}', "
+                f"or write a plain '{bracket}'"
+            )
+        else:
+            opener = next(o for o, c in _PAIRS.items() if c == delimiter)
+            message = (
+                f"'{delimiter}' closes math that no '{opener}' opened, so the quiz would show "
+                f"'{bracket}': open the math with '{opener}', or write a plain '{bracket}'"
+            )
         problems.append(Problem(where, message))
     return problems
 

@@ -176,14 +176,18 @@ class ValueKind(CardKind):
         return other == answers.show(outcome.value) or spellings.judge(other, outcome.value, tolerance)[0]
 
     def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
+        card = cast(ValueCard, card)
         shown = answers.show(outcome.value) if outcome.value else ""
+        found = variants.noise_warnings(card.variants, outcome)
+        if outcome.value and (noisy := variants.noise_of(outcome.value)):
+            found.insert(0, Problem(card.at("answer_expr"), f"the answer {noisy}"))
         # None and booleans are also words of the prose ("`.grad` is None until ..."): numbers, tensors,
         # shapes and strings are what an explanation restates by hand.
         restated = outcome.value and outcome.value["type"] not in ("exception", "none", "bool")
         if restated and prose.states(card.explain, shown):
             message = f"the explanation writes the answer {shown} by hand: write {{{{answer}}}} to quote it"
-            return [Problem(card.at("explain"), message)]
-        return []
+            found.insert(0, Problem(card.at("explain"), message))
+        return found
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
         card = cast(ValueCard, vc.card)

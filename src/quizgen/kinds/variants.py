@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import yaml
 
-from quizgen import answers
+from quizgen import answers, display
 from quizgen.cards import syntax
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Snippet, Tolerance
@@ -279,6 +279,30 @@ def problems(variants: list[Variant], outcome: Outcome, tol: Tolerance) -> list[
     return found
 
 
+def noise_of(answer: Answer) -> str:
+    """What is wrong with how an answer reads, when it shows float noise ("" when it does not): a float32
+    value in a Python float (after `.item()`, or arithmetic on one) shows 17 digits, as the answer and
+    as a choice."""
+    found = display.noise(answers.show(answer)) if answer["type"] != "exception" else []
+    if not found:
+        return ""
+    written, better = found[0]
+    return (
+        f"shows float noise: {written} (reads {better}), as learners would see it: answer with the tensor "
+        "(drop `.item()`) or round it (`round(x, 4)`)"
+    )
+
+
+def noise_warnings(variants: list[Variant], outcome: Outcome) -> list[Problem]:
+    """A warning at each variant whose answer, a choice learners see, shows float noise."""
+    found = []
+    for i, v in enumerate(variants):
+        part = (outcome.parts or {}).get(_name(i))
+        if part is not None and part.value is not None and (noisy := noise_of(part.value)):
+            found.append(Problem(v.location, f'variant "{v.label}" {noisy}'))
+    return found
+
+
 def choices(variants: list[Variant], outcome: Outcome, tol: Tolerance) -> list[Choice]:
     """The right answer, then one choice per distinct variant answer; variants whose answers a learner
     could not tell apart share a choice, and its feedback names each misconception."""
@@ -302,12 +326,17 @@ def judge(variants: list[Variant], outcome: Outcome, tol: Tolerance, mode: str) 
     """What the learners' scripts need besides the answer: how the card is answered, and the choices
     (the right one first; each shows its text, and a wrong one its feedback)."""
     keys = ("type", "value", "dtype", "shape")
-    listed: list[JSON] = [
-        {
-            "answer": {k: cast(JSON, c.answer.get(k)) for k in keys},
-            "text": answers.show(c.answer),
-            "feedback": c.feedback,
-        }
-        for c in choices(variants, outcome, tol)
-    ]
+    found = choices(variants, outcome, tol)
+    short = [answers.show_short(c.answer) for c in found]
+    listed: list[JSON] = []
+    for c, text in zip(found, short, strict=True):
+        whole = answers.show(c.answer)
+        if short.count(text) > 1:  # two options a shortening would make look the same: both in full
+            text = whole
+        feedback = c.feedback
+        if feedback and text != whole:  # the option shows the first clause; its feedback, all of it
+            feedback += f" (it {whole})"
+        listed.append(
+            {"answer": {k: cast(JSON, c.answer.get(k)) for k in keys}, "text": text, "feedback": feedback}
+        )
     return {"mode": mode, "choices": listed}

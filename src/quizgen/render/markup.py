@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -63,11 +63,14 @@ def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
 
 
 @cache
-def _md() -> MarkdownIt:
+def _md(join: bool = True) -> MarkdownIt:
+    """The renderer's parser; with `join` off, each backslash escape stays a token of its own."""
     from markdown_it import MarkdownIt
 
     # "commonmark" with html=False: a <script> in card text is shown as text, never parsed as HTML.
     md = MarkdownIt("commonmark", {"html": False, "highlight": _fence})
+    if not join:
+        md.disable("text_join")
     md.enable("table")
     md.enable("strikethrough")
     # Math is a token of the parser's own, tried before a backslash escape: what is math is decided by
@@ -146,6 +149,18 @@ def stray_math(text: str) -> list[str]:
     return _MATH_OPEN.findall(html.unescape(_TAG.sub("", outside)))
 
 
+_DELIMITERS = ("\\(", "\\)", "\\[", "\\]")
+
+
+def unbalanced_math(text: str) -> list[str]:
+    """The math delimiters the parser read as escaped brackets, not as math: an opener no closer follows,
+    a closer no opener opened (Markdown shows a bare bracket, and the TeX after it as text)."""
+    if "\\" not in text:
+        return []
+    escapes = (t for t in _inline(text, join=False) if t.type == "text_special" and t.info == "escape")
+    return [t.markup for t in escapes if t.markup in _DELIMITERS]
+
+
 def math_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every `\\( \\)` and `\\[ \\]` in the text, code or not, in order."""
     return [m.span() for m in _math(text)]
@@ -186,9 +201,9 @@ def card_links(text: str) -> list[str]:
     return found
 
 
-def _inline(text: str) -> Iterator[Token]:
+def _inline(text: str, join: bool = True) -> Iterator[Token]:
     """Every inline token of the text as the renderer reads it (images' alt text included)."""
-    stack = [t for block in _md().parse(text) for t in block.children or []][::-1]
+    stack = [t for block in _md(join).parse(text) for t in block.children or []][::-1]
     while stack:
         token = stack.pop()
         yield token
@@ -200,6 +215,17 @@ def rewrite_card_links(fragment: str, new: Callable[[str, str], str]) -> str:
     if 'href="#card:' not in fragment:
         return fragment
     return _CARD_ANCHOR.sub(lambda m: new(unquote(html.unescape(m.group(1))), m.group(2)), fragment)
+
+
+_CODE_ID = re.compile(r"<code>([a-z0-9]+(?:-[a-z0-9]+)*)</code>")  # a code span holding a slug
+
+
+def link_card_ids(fragment: str, ids: Container[str]) -> str:
+    """Rendered HTML whose code spans that are exactly a card's id (`zero-grad-first` in prose) are links
+    to that card, as `[](#card:zero-grad-first)` is: shown by the card's title, never by its id."""
+    if "<code>" not in fragment:
+        return fragment
+    return _CODE_ID.sub(lambda m: f'<a href="#card:{m[1]}"></a>' if m[1] in ids else m[0], fragment)
 
 
 def plain(fragment: str) -> str:

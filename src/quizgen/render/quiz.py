@@ -24,6 +24,7 @@ from quizgen.render import bounded
 from quizgen.render.base import Project, Rendered
 from quizgen.render.markup import (
     breakable,
+    link_card_ids,
     markdown,
     pygments_css,
     render_math,
@@ -34,7 +35,7 @@ from quizgen.render.present import card_titles, deck_description, deck_views
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 from quizgen.render.templating import PACKAGED, TemplateProblem, environment
-from quizgen.render.view import CardView
+from quizgen.render.view import CardView, card_key
 
 STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names
@@ -74,8 +75,9 @@ class DeckEntry:
     shuffle: bool = False  # quiz mode goes through the cards in a new random order each run
 
     @property
-    def card_ids(self) -> list[str]:
-        return [card.id for card in self.cards]
+    def card_keys(self) -> list[str]:
+        """What the page calls its cards (never their ids, which name the lessons)."""
+        return [card.key for card in self.cards]
 
     @property
     def heading(self) -> Markup:
@@ -139,14 +141,14 @@ def _deck_data(entry: DeckEntry) -> dict[str, Any]:
     return {
         "page": "deck",
         "deck": {"name": entry.name, "slug": entry.slug, "shuffle": entry.shuffle},
-        "cards": [{"id": c.id, "kind": c.kind, "judge": c.judge} for c in entry.cards],
+        "cards": [{"id": c.key, "kind": c.kind, "judge": c.judge} for c in entry.cards],
     }
 
 
 def _index_data(entries: list[DeckEntry]) -> dict[str, Any]:
     return {
         "page": "index",
-        "decks": [{"name": e.name, "slug": e.slug, "url": e.url, "ids": e.card_ids} for e in entries],
+        "decks": [{"name": e.name, "slug": e.slug, "url": e.url, "ids": e.card_keys} for e in entries],
     }
 
 
@@ -187,6 +189,7 @@ def _finish(text: str, root: str, media: set[str], links: Links | None = None) -
     text = rewrite_images(text, lambda src: f"{root}{MEDIA}/{src}" if src in media else None)
     text = _CODE_BLOCK.sub('<pre class="highlight" tabindex="0">', text)  # setups' code in <details> too
     if links is not None:
+        text = link_card_ids(text, links)  # an id in a code span is a link, shown by the card's title
         text = rewrite_card_links(text, lambda card, inner: _card_link(card, inner, root, links))
     return render_math(text)
 
@@ -195,12 +198,12 @@ Links = dict[str, tuple[str, str]]  # card id -> (its deck page's url from the q
 
 
 def _card_link(card: str, inner: str, root: str, links: Links) -> str:
-    """A link to a card: its deck's page opened at it (`decks/deck.html#card-id`), titled by its prompt."""
+    """A link to a card: its deck's page opened at it (`decks/deck.html#card-KEY`), titled by its prompt."""
     if card not in links:  # the loader refused a link to no card: a template's own, shown as text
         return inner
     url, title = links[card]
     shown = inner if inner.strip() else markdown(prose.as_markdown(f"“{title}”"), inline=True)
-    href = f"{escape(root + url)}#card-{escape(card)}"
+    href = f"{escape(root + url)}#card-{card_key(card)}"
     return f'<a class="card-ref" href="{href}" title="{escape(title)}">{shown}</a>'
 
 

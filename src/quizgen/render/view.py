@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,15 +50,47 @@ class CardView:
     media: dict[str, Path] = field(default_factory=dict)  # image file name in the outputs -> its source
 
     @property
+    def answer_stop(self) -> str:
+        """The period after the answer in a sentence, unless the answer ends one (an exception's message)."""
+        return "" if re.search(r"[.!?][\"'`)\]]*$", self.answer_text) else "."
+
+    @property
+    def key(self) -> str:
+        return card_key(self.id)
+
+    @property
+    def listed_choices(self) -> list[tuple[int, JSON]]:
+        """A multiple-choice card's options (index in judge.choices, choice) as the page lists them."""
+        choices = self.judge.get("choices")
+        if not isinstance(choices, list):
+            return []
+        return [(k, choices[k]) for k in listed(self.id, len(choices))]
+
+    @property
     def accepted_labels(self) -> list[str]:
         by_line = {item.line: item.label for item in self.items}
         return [" ".join(by_line[i] for i in order) for order in self.accepted]
 
 
+def card_key(card_id: str) -> str:
+    """What learners' pages and notes call a card (anchors, element ids, progress, Anki's Id field): a
+    short digest of its id, since an id names the lesson (`myth-...` ids are false claims)."""
+    return hashlib.sha256(b"quizgen card\0" + card_id.encode()).hexdigest()[:12]
+
+
+def _rng(card_id: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(card_id.encode()).digest()[:8], "big"))
+
+
+def listed(card_id: str, n: int) -> list[int]:
+    """The order a page lists a card's n options in before its script shuffles them: stable and uniform
+    (a shuffle that avoids the identity would put the right option, 0, last on every two-option card)."""
+    return _rng(card_id).sample(range(n), n)
+
+
 def shuffled(card_id: str, n: int) -> list[int]:
     """A stable shuffle of range(n) from the card id, never the identity when n > 1."""
-    seed = int.from_bytes(hashlib.sha256(card_id.encode()).digest()[:8], "big")
-    rng = random.Random(seed)
+    rng = _rng(card_id)
     order = list(range(n))
     for _ in range(10):
         rng.shuffle(order)

@@ -38,6 +38,7 @@ from quizgen.render.base import Project, Rendered
 from quizgen.render.present import card_titles, deck_description
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
+from quizgen.render.view import card_key
 
 ANKI_DIR = "anki"
 GUID_NAMESPACE = "quizgen"
@@ -95,8 +96,12 @@ def note_ids(entries: dict[str, lock.CardEntry]) -> dict[str, int]:
 
 def removed_query(card_ids: list[str]) -> str:
     """An Anki browser search finding the notes of these cards (their Id field), in any deck."""
-    terms = " OR ".join(f"Id:{i}" for i in sorted(card_ids))
-    return f'"note:{NAME_PREFIX}*" ({terms})'
+    return f'"note:{NAME_PREFIX}*" ({" OR ".join(_id_terms(i) for i in sorted(card_ids))})'
+
+
+def _id_terms(card_id: str) -> str:
+    """The Id field's values a card's note may hold: its key (what notes hold now), its id (older builds)."""
+    return f"Id:{card_key(card_id)} OR Id:{card_id}"
 
 
 def _now() -> int:
@@ -236,6 +241,6 @@ def _messages(changes: lock.Changes, lock_path: Path | None) -> list[str]:
     for card_id, old, new in changes.moved:
         out.append(
             f"card '{card_id}' moved from deck '{old}' to '{new}': importing does not move cards Anki "
-            f"already has; search for Id:{card_id} in Anki's browser and use Change Deck"
+            f"already has; search for {_id_terms(card_id)} in Anki's browser and use Change Deck"
         )
     return out

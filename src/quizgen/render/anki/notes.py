@@ -15,10 +15,10 @@ from pathlib import Path
 from quizgen import kinds, versions
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
-from quizgen.render.markup import math_spans, rewrite_card_links
+from quizgen.render.markup import link_card_ids, math_spans, rewrite_card_links
 from quizgen.render.mathml import problem as tex_problem
 from quizgen.render.present import card_view
-from quizgen.render.view import CardView
+from quizgen.render.view import CardView, card_key
 
 
 def anki_safe(fragment: str) -> str:
@@ -87,7 +87,7 @@ def titled_links(fragment: str, titles: Mapping[str, tuple[str, str]]) -> str:
         named = _title_text(titles[target][1]) if target in titles else html.escape(target)
         return f"{inner} ({named})" if inner.strip() else named
 
-    return rewrite_card_links(fragment, title)
+    return rewrite_card_links(link_card_ids(fragment, titles), title)
 
 
 def _title_text(title: str) -> str:
@@ -110,7 +110,7 @@ def note_for(
     view = card_view(vc, deck.tags, deck)
     titles = titles or {}
     values = {
-        "Id": card.id,
+        "Id": card_key(card.id),  # learners see it (the browser's first column): never the id
         "Explain": anki_safe(code_is_not_math(titled_links(view.explain_html, titles))),
         "Output": _text(view.output.rstrip("\n")),
         "Torch": _torch_field(view),

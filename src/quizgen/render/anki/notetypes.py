@@ -22,7 +22,9 @@ from quizgen.render.markup import pygments_css
 
 # Each kind's note type id and its field list live with the kind (quizgen/kinds/). In every field list,
 # Id comes first: it is never empty (Anki refuses notes with an empty first field) and it is what a search
-# for a card uses (`Id:card-id`). Extra1..3 are spares, so a future field needs no new note type.
+# for a card uses (`Id:KEY`, `quizgen show` prints it). It holds the card's key (a digest of its id), not
+# the id: the first field is what Anki's browser lists, and an id names the lesson. Extra1..3 are spares,
+# so a future field needs no new note type.
 
 
 def model_id(kind: str) -> int:

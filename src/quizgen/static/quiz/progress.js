@@ -1,4 +1,5 @@
-/* quizgen progress: a learner's schedule per card id, kept in localStorage under one versioned key.
+/* quizgen progress: a learner's schedule per card key (a digest of the card's id, which the page never
+ * shows), kept in localStorage under one versioned key.
  * Everything read (from storage or an imported file) is validated: a value that is corrupt or belongs
  * to something else is set aside with a message the page shows, never trusted. */
 (function (root) {
@@ -8,12 +9,46 @@
   var KEY = "quizgen.progress";
   var UNREADABLE_KEY = "quizgen.progress.unreadable";
   var FORMAT = "quizgen-progress";
-  var VERSION = 1;
+  var VERSION = 2; // 1 kept cards under their ids; 2 under their keys (read 1, written as 2)
   var ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
   var MAX_LOG = 100000; // reviews kept for the statistics, the newest (about 3 MB at most)
 
-  /* `log` holds one [time, card id, rating, state before (0 new, else fsrs.js's)] per review rated. */
+  /* SHA-256 of a string's UTF-8 bytes, in hex: a card's key is its first 12 digits over "quizgen card\0"
+   * and the id (render/view.py's card_key), made here only to move version 1's ids to their keys. */
+  function sha256(text) {
+    var primes = [], k = [], h = [], n = 2, i, j;
+    while (primes.length < 64) {
+      if (primes.every(function (p) { return n % p; })) primes.push(n);
+      n++;
+    }
+    function frac(x) { return ((x - Math.floor(x)) * 4294967296) | 0; }
+    function ror(x, r) { return (x >>> r) | (x << (32 - r)); }
+    primes.forEach(function (p, at) { k[at] = frac(Math.cbrt(p)); if (at < 8) h[at] = frac(Math.sqrt(p)); });
+    var data = new TextEncoder().encode(text), len = data.length;
+    var words = new Array((((len + 8) >> 6) + 1) * 16).fill(0); // whole 64-byte blocks, padding included
+    for (i = 0; i < len; i++) words[i >> 2] |= data[i] << (24 - (i % 4) * 8);
+    words[len >> 2] |= 0x80 << (24 - (len % 4) * 8);
+    words[words.length - 1] = len * 8;
+    for (j = 0; j < words.length; j += 16) {
+      var w = words.slice(j, j + 16), a = h.slice();
+      for (i = 0; i < 64; i++) {
+        if (i >= 16) {
+          var x = w[i - 15], y = w[i - 2];
+          w[i] = (w[i - 16] + (ror(x, 7) ^ ror(x, 18) ^ (x >>> 3)) + w[i - 7] + (ror(y, 17) ^ ror(y, 19) ^ (y >>> 10))) | 0;
+        }
+        var t1 = (a[7] + (ror(a[4], 6) ^ ror(a[4], 11) ^ ror(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + k[i] + w[i]) | 0;
+        var t2 = ((ror(a[0], 2) ^ ror(a[0], 13) ^ ror(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]))) | 0;
+        a = [(t1 + t2) | 0, a[0], a[1], a[2], (a[3] + t1) | 0, a[4], a[5], a[6]];
+      }
+      for (i = 0; i < 8; i++) h[i] = (h[i] + a[i]) | 0;
+    }
+    return h.map(function (v) { return ("0000000" + (v >>> 0).toString(16)).slice(-8); }).join("");
+  }
+
+  function cardKey(id) { return sha256("quizgen card\u0000" + id).slice(0, 12); }
+
+  /* `log` holds one [time, card key, rating, state before (0 new, else fsrs.js's)] per review rated. */
   function empty() { return { format: FORMAT, version: VERSION, cards: {}, quizzes: {}, log: [] }; }
 
   function readReview(r) {
@@ -65,17 +100,18 @@
     if (!data || typeof data !== "object" || data.format !== FORMAT) {
       return { progress: null, problem: "it is not quizgen progress" };
     }
-    if (data.version !== VERSION) {
+    if (data.version !== VERSION && data.version !== 1) {
       return { progress: null, problem: "it has schema version " + String(data.version) + ", and this quiz reads version " + VERSION };
     }
     if (!data.cards || typeof data.cards !== "object" || Array.isArray(data.cards)) {
       return { progress: null, problem: "it has no list of cards" };
     }
-    var out = empty(), dropped = 0, id;
+    var out = empty(), dropped = 0, id, migrated = data.version === 1;
+    var key = migrated ? cardKey : function (same) { return same; }; // version 1 kept the ids
     for (id in data.cards) {
       if (!Object.prototype.hasOwnProperty.call(data.cards, id)) continue;
       var card = ID.test(id) ? readCard(data.cards[id]) : null;
-      if (card) out.cards[id] = card; else dropped++;
+      if (card) out.cards[key(id)] = card; else dropped++;
     }
     var quizzes = data.quizzes && typeof data.quizzes === "object" ? data.quizzes : {};
     for (id in quizzes) {
@@ -85,8 +121,9 @@
     }
     // The review log came later than version 1: a file without one is as valid, and a bad entry is left out.
     var log = Array.isArray(data.log) ? data.log : [];
-    out.log = mergeLogs([], log.map(readReview).filter(function (r) { return r !== null; }));
-    return { progress: out, problem: null, dropped: dropped };
+    var read = log.map(readReview).filter(function (r) { return r !== null; });
+    out.log = mergeLogs([], read.map(function (r) { return [r[0], key(r[1]), r[2], r[3]]; }));
+    return { progress: out, problem: null, dropped: dropped, migrated: migrated };
   }
 
   /* Progress in `storage` (localStorage, or anything with getItem/setItem). */
@@ -116,8 +153,8 @@
     }
     if (read.dropped) {
       this.note("Saved progress for " + plural(read.dropped, "card") + " could not be read and was reset.");
-      this.write(read.progress);
     }
+    if (read.dropped || read.migrated) this.write(read.progress);
     return read.progress;
   };
 
@@ -192,7 +229,7 @@
   }
 
   var api = {
-    Store: Store, parse: parse, describe: describe, empty: empty, mergeLogs: mergeLogs, MAX_LOG: MAX_LOG, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION
+    Store: Store, parse: parse, cardKey: cardKey, describe: describe, empty: empty, mergeLogs: mergeLogs, MAX_LOG: MAX_LOG, KEY: KEY, UNREADABLE_KEY: UNREADABLE_KEY, VERSION: VERSION
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   root.QuizgenProgress = api;

@@ -43,7 +43,14 @@
   function outcome(ok) { return ok === null ? "Answer" : ok ? "Right" : "Not right"; }
 
   /* A reason ("you said true") as a sentence ("You said true."); "" for none. */
-  function sentence(reason) { return reason ? reason.charAt(0).toUpperCase() + reason.slice(1) + "." : ""; }
+  var ENDED = /[.!?]["'`)\]]*$/; // a text that ends its sentence already (an exception's message)
+
+  /* A reason as a sentence: capitalised, with a period unless it has one ("...`inference_mode()`." once). */
+  function sentence(reason) {
+    if (!reason) return "";
+    var text = reason.charAt(0).toUpperCase() + reason.slice(1);
+    return ENDED.test(text) ? text : text + ".";
+  }
 
   /* What a screen reader hears after an answer: the verdict, the reason, then the answer itself. */
   function announcement(ok, reason, answerText) {

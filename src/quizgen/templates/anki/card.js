@@ -295,7 +295,9 @@
     typed.textContent = chose ? verdict.chose : choices.length ? (given === "true" ? "True" : "False") : given;
     result.appendChild(typed);
     var text = verdict.ok ? " \u2014 right." : " \u2014 not right.";
-    if (!verdict.ok && verdict.reason) text = " \u2014 not right: " + verdict.reason + ".";
+    if (!verdict.ok && verdict.reason) {
+      text = " \u2014 not right: " + verdict.reason + (/[.!?]["'`)\]]*$/.test(verdict.reason) ? "" : ".");
+    }
     write(result, text, true);
     if (kind === "order" && !verdict.ok) markLines(card, verdict.misplaced || [], verdict.indentation);
   }

@@ -1,0 +1,113 @@
+"""The item-writing report (quizgen/guessers.py): answer-blind guessers scored exactly on small decks,
+the warning at the deck when one beats chance by a margin a learner notices, and `check --report`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from quizgen import guessers, pipeline
+from quizgen.cli import cli
+from quizgen.guessers import Score, choice_scores, myth_scores, order_scores
+
+
+def test_the_myth_guessers_score_exactly() -> None:
+    # median length 25: the two longer claims are true, one shorter is true, one at the median false
+    myths = [(10, False), (20, True), (25, False), (30, True), (40, True)]
+    assert myth_scores(myths) == [
+        Score("longer claim => true", 5, 4, 2.5),  # 10 F, 20 T (miss), 25 F, 30 T, 40 T
+        Score("shorter claim => true", 5, 2, 2.5),  # 20 T and 25 F (neither longer nor shorter: false)
+        Score("the commoner verdict", 5, 3, 2.5),
+    ]
+    assert myth_scores([]) == []
+
+
+def test_a_guesser_leaks_past_fifteen_points_on_ten_items() -> None:
+    assert Score("g", 10, 6.6, 5).leaks and not Score("g", 10, 6.5, 5).leaks  # 66% leaks, 65% does not
+    assert not Score("g", 9, 9, 4.5).leaks  # nine items are too few to learn a pattern from
+    assert Score("g", 10, 4.1, 2.5).leaks and not Score("g", 10, 4, 2.5).leaks  # 40% is 25% + 15
+
+
+def test_the_choice_guessers_share_ties_and_read_the_listed_order() -> None:
+    items = [
+        (["raises RuntimeError: a long message", "1.0", "2.0"], [1, 0, 2]),  # right: longest, listed 2nd
+        (["4", "16", "8"], [0, 2, 1]),  # right: shortest with "8" (half a point), listed first
+        (["ab", "cd"], [1, 0]),  # a tie of two: half a point to each length guesser; listed last
+    ]
+    chance = 1 / 3 + 1 / 3 + 1 / 2
+    assert choice_scores(items) == [
+        Score("the longest option", 3, 1.5, chance),
+        Score("the shortest option", 3, 1, chance),
+        Score("the first option listed", 3, 1, chance),
+        Score("the last option listed", 3, 1, chance),
+    ]
+
+
+def test_the_first_block_first() -> None:
+    puzzles = [
+        (4, [2, 0, 1, 3], [[2, 0, 1], [0, 2, 1]]),  # 2 may come first: right; 2 firsts of 4 blocks
+        (3, [1, 0, 2], [[0, 1, 2]]),  # 1 listed first, 0 comes first: wrong
+    ]
+    assert order_scores(puzzles) == [Score("the first block first", 2, 1, 2 / 4 + 1 / 3)]
+
+
+def test_the_listed_options_are_not_the_right_one_first_or_last_by_rule() -> None:
+    """The page lists options in a stable order of the card's own: on 1,000 two-option cards the right
+    one is first about half the time (a shuffle that avoids the identity would always put it last)."""
+    first = sum(guessers.listed(f"card-{n}", 2)[0] == 0 for n in range(1000))
+    assert 450 < first < 550
+
+
+def _myth(n: int, verdict: bool, claim: str) -> str:
+    return f"""
+  - id: claim-{n}
+    kind: myth
+    claim: "{claim}"
+    proof: |
+      x = {n}
+    holds: "{verdict}"
+"""
+
+
+def _leaky_deck() -> str:
+    """Twelve myths: the true claims are compound and long, the false ones short."""
+    cards = [_myth(n, True, f"Number {n} is set, and it stays so while the rest runs") for n in range(6)]
+    cards += [_myth(n, False, f"Number {n} is unset") for n in range(6, 12)]
+    return "deck: Leaky\ncards:" + "".join(cards)
+
+
+def test_a_deck_whose_myths_leak_through_length_is_warned_at_the_deck(
+    project: Callable[..., Path], options: Callable[..., pipeline.Options]
+) -> None:
+    root = project({"leaky.yaml": _leaky_deck(), "other.yaml": "deck: Other\ncards:" + _myth(99, True, "x")})
+    report = pipeline.check(options(root))
+    told = [str(w) for w in report.warnings if "guessing" in w.message]
+    deck = f"{root / 'cards' / 'leaky.yaml'}:1:7 -> deck"
+    fix = (
+        "rewrite claims so that length (or the verdict count) says nothing: compound false claims, short "
+        "true ones (quizgen check --report shows every guesser)"
+    )
+    leaks = "answer-blind guessing leaks the answers: 'longer claim => true' is right on"
+    assert told == [
+        f"{root / 'cards'}: across all decks, {leaks} 12/13 (92%) of the myths (chance: 50%); {fix}",
+        f"{deck}: {leaks} 12/12 (100%) of the myths (chance: 50%); {fix}",
+    ]
+
+
+def test_check_report_prints_the_table(project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project({"leaky.yaml": _leaky_deck()})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--report", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    table = result.output[result.output.index("deck / guesser") :].splitlines()
+    assert table == [
+        "deck / guesser                                     items         right chance",
+        "Leaky",
+        "  myths: longer claim => true                         12  12/12 (100%)    50%  leaks",
+        "  myths: shorter claim => true                        12     0/12 (0%)    50%",
+        "  myths: the commoner verdict                         12    6/12 (50%)    50%",
+        "(a guesser leaks when it beats chance by more than 15 points on 10 or more items)",
+    ]
