@@ -102,5 +102,18 @@ def note_of(col: Collection, card_id: str) -> int:
     return int(nid)
 
 
+def review(col: Collection, card_id: str, deck: str = "Sample::Gradients") -> int:
+    """Answer the card of `card_id` once (Good), with the scheduler as a learner would; its card id."""
+    (cid,) = col.find_cards(f"Id:{card_id}")
+    col.decks.select(col.decks.id_for_name(deck))
+    card = col.sched.getCard()
+    while card is not None and card.id != cid:  # the scheduler picks the order; answer until ours
+        col.sched.answerCard(card, 3)
+        card = col.sched.getCard()
+    assert card is not None
+    col.sched.answerCard(card, 3)
+    return int(cid)
+
+
 def build(root: Path, **kw: object) -> pipeline.Report:
     return pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", **kw))  # type: ignore[arg-type]
