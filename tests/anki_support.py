@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +74,25 @@ def collection(folder: Path) -> Iterator[Collection]:
         yield col
     finally:
         col.close()
+
+
+@contextmanager
+def held_open(folder: Path) -> Iterator[None]:
+    """The collection in `folder` open in another process, as Anki holds its profile's while it runs."""
+    script = (
+        "import sys; from anki.collection import Collection; "
+        f"col = Collection({str(folder / 'collection.anki2')!r}); "
+        "col.db.scalar('select count() from notes'); "
+        "print('open', flush=True); sys.stdin.read(); col.close()"
+    )
+    anki = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert anki.stdout is not None and anki.stdout.readline() == "open\n"
+        yield
+    finally:
+        anki.communicate("", timeout=60)
 
 
 def import_apkg(col: Collection, path: Path) -> ImportResponse.Log:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ from quizgen.execution.pool import Pool
 from quizgen.push import push
 from quizgen.push.packages import read
 
-from .anki_support import EXPECTED, build, collection, copy_project, note_of, review
+from .anki_support import EXPECTED, build, collection, copy_project, held_open, note_of, review
 
 EDIT = ("Gradients add up: 3.0 + 5.0 = 8.0.", "Gradients accumulate: 3.0 + 5.0 = 8.0.")
 
@@ -120,25 +117,6 @@ def test_push_by_profile_name_and_the_command_reports(
     ]
     with pytest.raises(PushError, match=r"no Anki profile 'Nobody' \(the profiles there: User 1;"):
         push(anki_build.written, "Nobody", None, "")
-
-
-@contextmanager
-def held_open(folder: Path) -> Iterator[None]:
-    """The collection in `folder` open in another process, as Anki holds its profile's while it runs."""
-    script = (
-        "import sys; from anki.collection import Collection; "
-        f"col = Collection({str(folder / 'collection.anki2')!r}); "
-        "col.db.scalar('select count() from notes'); "
-        "print('open', flush=True); sys.stdin.read(); col.close()"
-    )
-    anki = subprocess.Popen(
-        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert anki.stdout is not None and anki.stdout.readline() == "open\n"
-        yield
-    finally:
-        anki.communicate("", timeout=60)
 
 
 @pytest.mark.parametrize("where", ["this process", "another process"])

@@ -17,10 +17,10 @@ import urllib.request
 from typing import Any
 
 from quizgen.errors import PushError
-from quizgen.push import DeckPushed, Pushed
 from quizgen.push.collection import changed_by_hand
 from quizgen.push.packages import NoteType, Package
 from quizgen.push.profiles import open_in_anki
+from quizgen.push.report import DeckPushed, Pushed
 from quizgen.render.anki.notetypes import NAME_PREFIX
 
 DEFAULT_URL = "http://127.0.0.1:8765"

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from quizgen.errors import PushError
-from quizgen.push import DeckPushed, Pushed
 from quizgen.push.packages import NoteType, Package
 from quizgen.push.profiles import locked
+from quizgen.push.report import DeckPushed, Pushed
 
 INSTALL_ANKI = "pip install 'quizgen[anki]' (pipx: pipx inject quizgen anki)"
 
