@@ -73,5 +73,14 @@ bench: $(VENV)/.test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/orders.py --corpus 40 --corpus-only
 
+# The sdist and the wheel, in dist/ (`pipx install dist/quizgen-*.whl`: see the README's install section).
+$(VENV)/.dist: | $(BIN)/python
+	$(PIP) build
+	touch $@
+
+dist: $(VENV)/.dist
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf build $(VENV)
+	rm -rf build dist $(VENV)
