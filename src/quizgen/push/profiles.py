@@ -6,6 +6,7 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from quizgen.errors import PushError
 
@@ -45,7 +46,7 @@ def collection(profile: str) -> Path:
 def locked(path: Path) -> bool:
     """Whether a program (Anki) holds this collection open: Anki locks it for as long as it has it."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0)
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=0)
     except sqlite3.Error:
         return False
     try:
