@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: build test test-fast check lint bench browser sandbox clean
+.PHONY: build test test-fast check lint bench browser sandbox clean dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,19 @@ browser:
 	if [ -n "$$missing" ]; then apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
-test: $(VENV)/.test browser sandbox
+# An AnkiConnect server backed by a real collection, for the push tests: anki-connect-server needs
+# Python 3.12 (the machines have it beside 3.11, through pyenv), so it gets a virtual environment of its
+# own. It imports httpx without declaring it.
+PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	"$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done)
+ANKICONNECT := $(VENV)/ankiconnect/bin/anki-connect-server
+$(ANKICONNECT):
+	@test -n "$(PYTHON312)" || { echo "Python 3.12 is missing: the AnkiConnect push tests need it"; exit 1; }
+	$(PYTHON312) -m venv $(VENV)/ankiconnect
+	$(VENV)/ankiconnect/bin/python -m pip install --quiet --disable-pip-version-check \
+		anki-connect-server==0.5.0 httpx
+
+test: $(VENV)/.test browser sandbox $(ANKICONNECT)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
@@ -61,5 +73,14 @@ bench: $(VENV)/.test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/orders.py --corpus 40 --corpus-only
 
+# The sdist and the wheel, in dist/ (`pipx install dist/quizgen-*.whl`: see the README's install section).
+$(VENV)/.dist: | $(BIN)/python
+	$(PIP) build
+	touch $@
+
+dist: $(VENV)/.dist
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf build $(VENV)
+	rm -rf build dist $(VENV)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +78,25 @@ def collection(folder: Path) -> Iterator[Collection]:
         col.close()
 
 
+@contextmanager
+def held_open(folder: Path) -> Iterator[None]:
+    """The collection in `folder` open in another process, as Anki holds its profile's while it runs."""
+    script = (
+        "import sys; from anki.collection import Collection; "
+        f"col = Collection({str(folder / 'collection.anki2')!r}); "
+        "col.db.scalar('select count() from notes'); "
+        "print('open', flush=True); sys.stdin.read(); col.close()"
+    )
+    anki = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert anki.stdout is not None and anki.stdout.readline() == "open\n"
+        yield
+    finally:
+        anki.communicate("", timeout=60)
+
+
 def import_apkg(col: Collection, path: Path) -> ImportResponse.Log:
     """Import a package the way Anki's import dialog does by default: update notes and note types if newer."""
     options = ImportAnkiPackageOptions(
@@ -98,6 +119,9 @@ def counts(logs: list[ImportResponse.Log]) -> dict[str, int]:
     }
 
 
+NAMES = {card_key(card_id): card_id for card_id in EXPECTED}  # a note's Id (the card's key) -> its id
+
+
 def note_of(col: Collection, card_id: str) -> int:
     """The id of the note holding a quizgen card, found by its Id field (the card's key)."""
     (nid,) = col.find_notes(f"Id:{card_key(card_id)}")
@@ -107,6 +131,19 @@ def note_of(col: Collection, card_id: str) -> int:
 def card_id(report: pipeline.Report, note: Any) -> str:
     """The id of the card a note holds: its Id field holds the card's key, a digest of the id."""
     return {card_key(vc.card.id): vc.card.id for d in report.decks for vc in d.cards}[note["Id"]]
+
+
+def review(col: Collection, card_id: str, deck: str = "Sample::Gradients") -> int:
+    """Answer the card of `card_id` once (Good), with the scheduler as a learner would; its card id."""
+    (cid,) = col.find_cards(f"Id:{card_key(card_id)}")
+    col.decks.select(col.decks.id_for_name(deck))
+    card = col.sched.getCard()
+    while card is not None and card.id != cid:  # the scheduler picks the order; answer until ours
+        col.sched.answerCard(card, 3)
+        card = col.sched.getCard()
+    assert card is not None
+    col.sched.answerCard(card, 3)
+    return int(cid)
 
 
 def build(root: Path, **kw: object) -> pipeline.Report:

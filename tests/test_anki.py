@@ -30,7 +30,7 @@ from quizgen.render.anki import package as anki_package
 from quizgen.render.reuse import Reuse
 from quizgen.render.view import card_key
 
-from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of
+from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of, review
 from .anki_support import card_id as card_id_of
 from .conftest import SAMPLE_DECK, write_project
 
@@ -164,14 +164,7 @@ def test_an_edit_updates_exactly_that_note_and_keeps_its_reviews(
     with collection(tmp_path / "anki") as col:
         import_all(col, anki_build)
         nid = note_of(col, "value-two-steps")
-        (cid,) = col.find_cards(f"Id:{card_key('value-two-steps')}")
-        col.decks.select(col.decks.id_for_name("Sample::Gradients"))
-        card = col.sched.getCard()
-        while card is not None and card.id != cid:  # the scheduler picks the order; answer until ours
-            col.sched.answerCard(card, 3)
-            card = col.sched.getCard()
-        assert card is not None
-        col.sched.answerCard(card, 3)
+        cid = review(col, "value-two-steps")
         reviews = col.db.list("select id from revlog where cid = ?", cid)
         assert len(reviews) == 1
 

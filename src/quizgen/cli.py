@@ -266,6 +266,42 @@ def serve(port: int, **kw: Any) -> None:
 
 
 @cli.command()
+@common_options
+@click.option("--profile", metavar="NAME", help="With Anki closed: push into this Anki profile's collection.")
+@click.option(
+    "--collection",
+    "collection_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With Anki closed: push into this collection file (a profile's collection.anki2).",
+)
+@click.option(
+    "--anki-connect",
+    "url",
+    metavar="URL",
+    default="http://127.0.0.1:8765",
+    show_default=True,
+    help="AnkiConnect's address, where a running Anki is pushed into.",
+)
+def push(profile: str | None, collection_path: Path | None, url: str, **kw: Any) -> None:
+    """Build, then bring the decks into Anki (running: AnkiConnect; closed: --profile), keeping reviews."""
+    from quizgen import pipeline
+    from quizgen.push import push as push_decks
+
+    if profile is not None and collection_path is not None:
+        raise click.UsageError("give --profile or --collection, not both")
+    report = pipeline.build(_options(**kw))
+    _warn(report)
+    echo(_summary(report))
+    for note in report.notes:
+        echo(note)
+    from quizgen.render.view import card_key
+
+    names = {card_key(vc.card.id): vc.card.id for deck in report.decks for vc in deck.cards}
+    for line in push_decks(report.written, profile, collection_path, url, names).lines():
+        echo(line)
+
+
+@cli.command()
 @click.argument("card_id", metavar="CARD")
 @common_options
 def show(card_id: str, **kw: Any) -> None:

@@ -105,6 +105,11 @@ class OutputError(QuizgenError):
     """An output could not be written; what was built before is left as it was."""
 
 
+class PushError(QuizgenError):
+    """Anki could not take the decks (not running, a profile locked, a note type changed by hand): the
+    message starts with where (the AnkiConnect address or the collection) and says what to do."""
+
+
 class InternalError(QuizgenError):
     """quizgen itself failed (not the cards): reported as a bug, with its traceback."""
 
