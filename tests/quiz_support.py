@@ -198,22 +198,28 @@ def block_codes(page: Any, card: str) -> list[str]:
 
 def axe_source() -> str:
     """axe-core from npm, installed once into a cache folder (it is a test tool, never shipped)."""
+    return npm_file("axe-core", AXE_VERSION, "axe.min.js").read_text(encoding="utf-8")
+
+
+def npm_file(package: str, version: str, name: str) -> Path:
+    """A file of an npm package installed once into the tests' cache folder (.ci/run installs each there
+    first; test tools, never shipped)."""
     cache = Path(os.environ.get("QUIZGEN_TEST_CACHE", Path.home() / ".cache" / "quizgen-tests"))
-    script = cache / "node_modules" / "axe-core" / "axe.min.js"
+    script = cache / "node_modules" / package / name
     if not script.exists():
         npm = shutil.which("npm")
         if npm is None:
-            missing("npm (to install axe-core)")
+            missing(f"npm (to install {package})")
         cache.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"axe-core@{AXE_VERSION}"],
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"{package}@{version}"],
             capture_output=True,
             text=True,
             timeout=300,
         )
         if done.returncode != 0 or not script.exists():
-            missing(f"axe-core (npm install failed: {done.stderr.strip()[-300:]})")
-    return script.read_text(encoding="utf-8")
+            missing(f"{package} (npm install failed: {done.stderr.strip()[-300:]})")
+    return script
 
 
 def missing(what: str) -> None:

@@ -80,7 +80,19 @@ def test_defaults_come_from_quizgen_toml(
             "[defaults]\natol = 1\ncolour = 3\n",
             "quizgen.toml:3 -> defaults.colour: unknown setting 'colour'; [defaults] has timeout, rtol, atol",
         ),
-        ("[theme]\nx = 1\n", "quizgen.toml:1: unknown section [theme]; sections: quiz, defaults"),
+        ("[theme]\nx = 1\n", "quizgen.toml:1: unknown section [theme]; sections: quiz, defaults, export"),
+        ('[export]\nscorm = "1.3"\n', 'quizgen.toml:2 -> export.scorm: expected true, "1.2" or "2004"'),
+        ("[export]\nqti = 1\n", "quizgen.toml:2 -> export.qti: expected true or false"),
+        (
+            "[export]\nscorm = true\npassing_score = 80\n",
+            "quizgen.toml:3 -> export.passing_score: expected a share from 0 to 1 "
+            "(0.8: four cards in five right)",
+        ),
+        (
+            "[export]\nhtml = true\n",
+            "quizgen.toml:2 -> export.html: unknown setting 'html'; "
+            "[export] has scorm, qti, moodle, passing_score",
+        ),
         ("[quiz\n", "quizgen.toml:1:6: invalid TOML: Expected ']' at the end of a table declaration"),
     ],
 )
@@ -133,3 +145,23 @@ def test_blank_lines_and_many_wrong_keys_take_linear_time(tmp_path: Path) -> Non
         f"{tmp_path}/quizgen.toml:8001 -> quiz.k7999: unknown setting 'k7999'; [quiz] has title, "
         "value_answers, attempts, shuffle"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "exports"),
+    [
+        ("", settings.Exports()),
+        ("[export]\nscorm = true\n", settings.Exports(scorm=("1.2", "2004"))),
+        ('[export]\nscorm = "2004"\nqti = true\n', settings.Exports(scorm=("2004",), qti=True)),
+        (
+            "[export]\nscorm = false\nmoodle = true\npassing_score = 1\n",
+            settings.Exports(moodle=True, passing_score=1.0),
+        ),
+    ],
+)
+def test_the_outputs_for_an_lms_are_asked_for_in_export(
+    tmp_path: Path, text: str, exports: settings.Exports
+) -> None:
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "quizgen.toml").write_text(text)
+    assert settings.load(tmp_path / "cards").exports == exports

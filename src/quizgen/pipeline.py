@@ -370,16 +370,18 @@ def _sources(options: Options) -> str:
 
 def _render(options: Options, report: Report, stage: Stage) -> None:
     from quizgen.render import parallel
-    from quizgen.render.base import Located, Project
+    from quizgen.render.base import Located, Project, Renderer
     from quizgen.render.present import shared_views
     from quizgen.render.registry import renderers
 
+    exports = report.settings.exports
     project = Project(
-        report.decks, options.cards_dir, options.out_dir, report.settings.title, options.use_cache
+        report.decks, options.cards_dir, options.out_dir, report.settings.title, options.use_cache, exports
     )
     cache = for_output(options.out_dir, options.use_cache)
     with _highlights_kept(cache), shared_views(), stage:
-        for rendered in parallel.render(project, stage, [Located(r) for r in renderers()], options.jobs):
+        chosen: list[Renderer] = [Located(r) for r in renderers(exports)]
+        for rendered in parallel.render(project, stage, chosen, options.jobs):
             report.written += rendered.written
             report.notes += rendered.notes
         stage.commit()

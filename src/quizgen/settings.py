@@ -1,8 +1,8 @@
 """Project settings: `quizgen.toml` beside the cards folder, or else the `[tool.quizgen]` tables of the
 `pyproject.toml` there (the same sections and keys, `[tool.quizgen.quiz]`, ...): the quiz's title,
-default timeout and tolerance, and (a key before any section) the torch versions the cards are verified
-on (quizgen/matrix.py). quizgen.toml wins when both exist. Every setting is optional; a file with
-a mistake is an error naming its line.
+default timeout and tolerance, the outputs for an LMS ([export]), and (a key before any section) the
+torch versions the cards are verified on (quizgen/matrix.py). quizgen.toml wins when both exist. Every
+setting is optional; a file with a mistake is an error naming its line.
 
 The file comes with the cards, so it is not trusted to lift a limit: its timeout may not pass the
 ceiling the user sets (`--max-timeout`, QUIZGEN_MAX_TIMEOUT, else MAX_TIMEOUT). Its other settings
@@ -42,12 +42,30 @@ shuffle = false            # quiz mode: cards in a new random order each run (a 
 timeout = 30               # seconds one snippet may run (--timeout overrides it)
 rtol = 1e-3                # how close a number must be to count as equal: |a - b| <= atol + rtol * |b|
 atol = 1e-6                # (a card's own `tolerance:` overrides these)
+
+[export]                   # for an LMS, each off unless set (the README's "The quiz in an LMS")
+# scorm = true             # build/scorm/: each deck as a graded SCORM package, 1.2 and 2004 (or "2004")
+# qti = true               # build/qti/: the cards an LMS grades itself, as a QTI 2.1 question bank
+# moodle = true            # build/moodle/: the same cards as Moodle XML
+# passing_score = 0.8      # the share of a deck's cards right that passes it, as SCORM reports
 """
 
 _KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "quiz": {"title": str, "value_answers": str, "attempts": int, "shuffle": bool},
     "defaults": {"timeout": (int, float), "rtol": (int, float), "atol": (int, float)},
+    "export": {"scorm": (bool, str), "qti": bool, "moodle": bool, "passing_score": (int, float)},
 }
+SCORM_VERSIONS = ("1.2", "2004")  # [export] scorm = true packages both
+
+
+@dataclass(frozen=True)
+class Exports:
+    """The outputs for an LMS that quizgen.toml's [export] asks for (render/scorm.py, render/qti.py, ...)."""
+
+    scorm: tuple[str, ...] = ()  # the SCORM versions each deck is packaged for: SCORM_VERSIONS
+    qti: bool = False  # the cards an LMS grades itself, as a QTI 2.1 question bank
+    moodle: bool = False  # ... as Moodle XML
+    passing_score: float = 0.8  # the share of a deck's cards right that passes it (SCORM's success)
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,7 @@ class Settings:
     attempts: int = 3  # checks an order puzzle allows before its answer, unless its deck says otherwise
     shuffle: bool = False  # quiz mode shows a deck's cards in a new random order, unless its deck says
     torch: tuple[str, ...] = ()  # torch versions the cards are verified on, oldest first; (): the installed
+    exports: Exports = field(default_factory=Exports)  # [export]: outputs for an LMS
 
 
 VALUE_ANSWERS = ("choice", "typed")  # pick one of the executed answers, or type the answer
@@ -123,6 +142,8 @@ def _setting_problem(prefix: str, section: str, key: str, value: object, max_tim
     expected = _KEYS[section].get(key)
     if expected is None:
         return f"unknown setting '{key}'; [{prefix}{section}] has {', '.join(_KEYS[section])}"
+    if key == "scorm":
+        return "" if isinstance(value, bool) or value in SCORM_VERSIONS else 'expected true, "1.2" or "2004"'
     if (expected is bool) != isinstance(value, bool) or not isinstance(value, expected):
         what = "true or false" if expected is bool else "text" if expected is str else "a number"
         return f"expected {what}"
@@ -130,6 +151,8 @@ def _setting_problem(prefix: str, section: str, key: str, value: object, max_tim
         return f"expected a whole number from 1 to {MAX_ATTEMPTS}"
     if key == "value_answers" and value not in VALUE_ANSWERS:
         return f"expected {' or '.join(map(repr, VALUE_ANSWERS))}"
+    if key == "passing_score" and not 0 <= value <= 1:  # type: ignore[operator]
+        return "expected a share from 0 to 1 (0.8: four cards in five right)"
     if isinstance(value, (int, float)) and (value <= 0 if key == "timeout" else value < 0):
         return f"must be {'> 0' if key == 'timeout' else '>= 0'}"
     if key == "timeout" and value > max_timeout:  # type: ignore[operator]
@@ -209,26 +232,39 @@ def load(cards_dir: Path, max_timeout: float = MAX_TIMEOUT) -> Settings:
             continue
         if section not in _KEYS or not isinstance(body, dict):
             where = Location(name, _line_of(text, prefix + section, None))
-            problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: quiz, defaults"))
+            sections = ", ".join(_KEYS)
+            problems.append(Problem(where, f"unknown section [{prefix}{section}]; sections: {sections}"))
             continue
         for key, value in body.items():
             where = Location(name, _line_of(text, prefix + section, key), field=f"{prefix}{section}.{key}")
             if wrong := _setting_problem(prefix, section, key, value, max_timeout):
                 problems.append(Problem(where, wrong))
             else:
-                values[key] = value
+                values[f"{section}.{key}"] = value
     if problems:
         raise CardErrors(problems, what="settings error")
     default = Settings()
     return Settings(
-        title=str(values.get("title", default.title)),
-        value_answers=str(values.get("value_answers", default.value_answers)),
-        attempts=int(values.get("attempts", default.attempts)),  # type: ignore[call-overload]
-        shuffle=bool(values.get("shuffle", default.shuffle)),
+        title=str(values.get("quiz.title", default.title)),
+        value_answers=str(values.get("quiz.value_answers", default.value_answers)),
+        attempts=int(values.get("quiz.attempts", default.attempts)),  # type: ignore[call-overload]
+        shuffle=bool(values.get("quiz.shuffle", default.shuffle)),
         torch=values.get("torch", ()),  # type: ignore[arg-type]
-        timeout=float(values.get("timeout", default.timeout)),  # type: ignore[arg-type]
+        timeout=float(values.get("defaults.timeout", default.timeout)),  # type: ignore[arg-type]
         tolerance=Tolerance(
-            rtol=float(values.get("rtol", default.tolerance.rtol)),  # type: ignore[arg-type]
-            atol=float(values.get("atol", default.tolerance.atol)),  # type: ignore[arg-type]
+            rtol=float(values.get("defaults.rtol", default.tolerance.rtol)),  # type: ignore[arg-type]
+            atol=float(values.get("defaults.atol", default.tolerance.atol)),  # type: ignore[arg-type]
         ),
+        exports=_exports(values),
+    )
+
+
+def _exports(values: dict[str, object]) -> Exports:
+    """The [export] section's settings (each already checked)."""
+    scorm = values.get("export.scorm", False)
+    return Exports(
+        scorm=SCORM_VERSIONS if scorm is True else (str(scorm),) if scorm else (),
+        qti=bool(values.get("export.qti", False)),
+        moodle=bool(values.get("export.moodle", False)),
+        passing_score=float(values.get("export.passing_score", Exports.passing_score)),  # type: ignore[arg-type]
     )

@@ -16,6 +16,7 @@ from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.errors import Location, Problem
 from quizgen.execution.protocol import Job, Outcome, SnippetJob, last_line
+from quizgen.render.question import Question
 from quizgen.render.view import CardView
 
 
@@ -95,6 +96,11 @@ class CardKind:
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         """The kind's own Anki note fields, as HTML that still needs making Anki-safe."""
         raise NotImplementedError
+
+    def lms_question(self, view: CardView, common: Question) -> Question | None:
+        """The card as a question an LMS grades itself (`common` filled in but for its type and answer),
+        or None when only quizgen's judge can (render/lms_items.py)."""
+        return None
 
     def setup_shown(self, card: Card) -> list[Snippet]:
         """The card's own setup, shown to Anki learners after the deck's."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, cast
 
 from quizgen import answers
@@ -13,6 +13,7 @@ from quizgen.errors import Problem
 from quizgen.execution.protocol import Answer, Job, Outcome
 from quizgen.kinds.base import CardKind, raised_problem, setup_jobs
 from quizgen.render.markup import markdown
+from quizgen.render.question import Choice, Question
 from quizgen.render.view import CardView
 
 
@@ -111,6 +112,11 @@ class MythKind(CardKind):
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         return {"Claim": view.prompt_html, "Verdict": view.answer_text, "Proof": view.code_html}
+
+    def lms_question(self, view: CardView, common: Question) -> Question | None:
+        truth = bool(view.verdict)
+        choices = [Choice("True" if truth else "False", True), Choice("False" if truth else "True", False)]
+        return replace(common, type="truefalse", choices=choices)
 
 
 def computed_verdict(value: Answer) -> bool | None:

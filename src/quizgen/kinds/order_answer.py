@@ -11,9 +11,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from quizgen.execution.protocol import JSON
 from quizgen.render.markup import highlight
+from quizgen.render.question import Question
+from quizgen.render.view import CardView
 
 _ARROWS = "\u2195"  # the mark of a block that may move
 
@@ -168,3 +171,12 @@ def accepts(judge: dict[str, JSON], lines: Sequence[int]) -> bool:
         return False
     place = {line: k for k, line in enumerate(lines)}
     return all(place[a] < place[b] for a, b in before)
+
+
+def lms_question(kind: object, view: CardView, common: Question) -> Question | None:
+    """An ordering question, where an LMS can judge the puzzle: one accepted order of its lines, no
+    distractor, no indentation (OrderKind.lms_question)."""
+    if len(view.accepted) != 1 or "levels" in view.judge or any(item.line < 0 for item in view.items):
+        return None
+    by_line = {item.line: item.code for item in view.items}
+    return replace(common, type="ordering", order=[by_line[i] for i in view.accepted[0]])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, cast
 
 import yaml
@@ -18,7 +18,10 @@ from quizgen.execution.protocol import JSON, Answer, Job, Outcome, RunJob
 from quizgen.kinds import variants
 from quizgen.kinds.base import CardKind, raised_problem, setup_jobs, snippet_lines
 from quizgen.render.markup import markdown
+from quizgen.render.question import Choice, Question
 from quizgen.render.view import CardView
+
+_TYPED = {"none", "bool", "str", "dtype", "exception"}  # answers an LMS can match as typed text
 
 
 @dataclass
@@ -205,6 +208,27 @@ class ValueKind(CardKind):
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
         return {"Question": view.prompt_html, "Code": view.code_html, "Answer": html.escape(view.answer_text)}
+
+    def lms_question(self, view: CardView, common: Question) -> Question | None:
+        """A multiple choice with its variants, else a number within the tolerance or a word as typed."""
+        listed = view.judge.get("choices")
+        if isinstance(listed, list) and listed:
+            entries = [cast(dict[str, str], c) for c in listed]
+            choices = [
+                Choice(c["text"], n == 0, c.get("feedback") or "" if n else "") for n, c in enumerate(entries)
+            ]
+            return replace(common, type="choice", choices=choices)
+        answer = cast(dict[str, object], view.judge.get("answer") or {})
+        kind, value = answer.get("type"), answer.get("value")
+        if kind in ("int", "float") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            tolerance = cast(dict[str, float], view.judge.get("tolerance") or {})
+            within = tolerance.get("atol", 0.0) + tolerance.get("rtol", 0.0) * abs(value)
+            return replace(common, type="numerical", answer=view.answer_text, tolerance=within)
+        if kind in _TYPED:  # the quiz takes an exception's name
+            return replace(
+                common, type="short", answer=str(value) if kind == "exception" else view.answer_text
+            )
+        return None
 
 
 def _answer_problems(card: ValueCard, outcome: Outcome) -> list[Problem]:

@@ -9,6 +9,7 @@ from typing import Protocol
 from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import OutputError
 from quizgen.render.stage import Stage
+from quizgen.settings import Exports
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Project:
     out_dir: Path
     title: str = "Quizzes"  # the site's title (quizgen.toml's [quiz] title)
     reuse: bool = False  # outputs made earlier from the same inputs may be copied (render/reuse.py)
+    exports: Exports = field(default_factory=Exports)  # quizgen.toml's [export]: the outputs for an LMS
 
     @property
     def templates_dir(self) -> Path:

@@ -16,7 +16,7 @@ from types import FrameType
 
 from quizgen.render.base import Project
 
-TEMPLATED = frozenset({"quiz"})  # the renderers that run a project's templates
+TEMPLATED = frozenset({"quiz", "scorm"})  # the renderers that run a project's templates
 MEMORY = 512 << 20  # bytes the child may grow by: the quiz of 10,000 cards grows by tens of MB
 SECONDS = 120  # CPU seconds the child may take: the quiz of 10,000 cards takes a few
 GRACE = 5  # seconds after SECONDS when the kernel kills a child that did not stop at the signal

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ class PageContext:
     kind_names: dict[str, str]  # card kind -> the heading a card of that kind gets
     kind_scripts: list[str]  # asset names of the quiz scripts of the kinds on this page
     data: dict[str, Any] = field(default_factory=dict)  # embedded as JSON for quiz.js
+    lms: str = ""  # the run-time a deck page in an LMS package reports to ("scorm"); "" in the quiz
 
     def variables(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -152,11 +154,11 @@ def _index_data(entries: list[DeckEntry]) -> dict[str, Any]:
     }
 
 
-def _write_assets(folder: Path) -> dict[str, str]:
-    """Copy the assets; returns name -> "assets/name?v=hash"."""
+def _write_assets(folder: Path, extra: dict[str, Path] | None = None) -> dict[str, str]:
+    """Copy the assets (and `extra` ones, by name); returns name -> "assets/name?v=hash"."""
     folder.mkdir(parents=True)
     urls = {}
-    for name, source in assets().items():
+    for name, source in {**assets(), **(extra or {})}.items():
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source is None:
@@ -321,6 +323,26 @@ class QuizRenderer:
         finally:
             reuse.close()
         return Rendered([site])
+
+
+def lms_pages(
+    project: Project,
+    folder: Path,
+    lms: str,
+    data: Callable[[DeckEntry], dict[str, Any]],
+    scripts: dict[str, Path],
+) -> None:
+    """Each deck's page for an LMS package (render/scorm.py), in `folder` with the assets and media: no
+    index, no link out of its deck, and `scripts` (asset name -> file) loaded to report to the run-time
+    `lms`, which finds `data(deck)` in the page's data under "lms"."""
+    env = environment(project.templates_dir)
+    entries = deck_entries(project.decks)
+    urls = _write_assets(folder / "assets", scripts)
+    media = _write_media(folder / MEDIA, entries)
+    for entry in entries:
+        page = _page(entries, urls, entry, project.title)
+        page = replace(page, lms=lms, data={**page.data, "lms": data(entry)})
+        _render(env, "quiz/deck.html", page, folder / entry.url, media, card_links([entry], project.decks))
 
 
 def _templates() -> str:

@@ -7,10 +7,19 @@ from quizgen.render.anki import AnkiRenderer
 from quizgen.render.base import Renderer
 from quizgen.render.build_info import BuildInfo
 from quizgen.render.cards_json import CardsJson
+from quizgen.render.moodle import MoodleBank
+from quizgen.render.qti import QtiBank
 from quizgen.render.quiz import QuizRenderer
 from quizgen.render.schema_file import SchemaFile
+from quizgen.render.scorm import ScormPackages
+from quizgen.settings import Exports
 
 
-def renderers() -> list[Renderer]:
-    """Every output, in the order they are built."""
-    return [CardsJson(), SchemaFile(), BuildInfo(), AnkiRenderer(), QuizRenderer()]
+def renderers(exports: Exports | None = None) -> list[Renderer]:
+    """Every output, in the order they are built: the outputs for an LMS where quizgen.toml asks."""
+    chosen: list[Renderer] = [CardsJson(), SchemaFile(), BuildInfo(), AnkiRenderer(), QuizRenderer()]
+    if exports is not None:
+        chosen += [ScormPackages()] if exports.scorm else []
+        chosen += [QtiBank()] if exports.qti else []
+        chosen += [MoodleBank()] if exports.moodle else []
+    return chosen

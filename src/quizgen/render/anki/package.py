@@ -17,7 +17,9 @@ from typing import Any
 
 import genanki
 
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can hold
+from quizgen.render import zipped
+
+_entry = zipped.entry  # (by this name, so a test can make the disk fill up mid-package)
 
 
 class _Note(genanki.Note):
@@ -86,10 +88,3 @@ def write_apkg(
             _entry(zf, "media", json.dumps({str(i): n for i, n in enumerate(names)}).encode())
             for i, name in enumerate(names):
                 _entry(zf, str(i), media[name])
-
-
-def _entry(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
-    info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    zf.writestr(info, data)

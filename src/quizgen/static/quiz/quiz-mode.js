@@ -54,6 +54,21 @@
 
   /* ---- the page: `deck` is deck.js's Deck ---- */
 
+  /* What a run does, told as a DOM event ("quizgen:started", "quizgen:answered", "quizgen:finished") for
+   * a page in an LMS package, whose script reports it (static/lms/scorm.js). */
+  function tell(name, detail) {
+    if (typeof document !== "undefined" && typeof CustomEvent === "function") {
+      document.dispatchEvent(new CustomEvent("quizgen:" + name, { detail: detail }));
+    }
+  }
+
+  /* The run counts `card` right or not. */
+  function scored(deck, card, ok) {
+    deck.quiz = record(deck.quiz, card.id, ok);
+    var total = deck.cards.length;
+    tell("answered", { id: card.id, kind: card.kind, ok: ok, right: right(deck.quiz), answered: deck.quiz.results.length, total: total });
+  }
+
   function show(deck, focus) {
     if (done(deck.quiz, deck.cards.length)) return finish(deck);
     deck.ui.status.textContent = status(deck.quiz, deck.cards.length);
@@ -69,7 +84,7 @@
 
   function keep(deck, card, ok) {
     var ui = deck.ui;
-    deck.quiz = record(deck.quiz, card.id, ok);
+    scored(deck, card, ok);
     ui.selfGrade.hidden = true;
     ui.next.textContent = nextLabel(deck.quiz, deck.cards.length);
     ui.next.hidden = false;
@@ -93,6 +108,7 @@
       list.appendChild(li);
     });
     deck.store.putQuiz(deck.data.deck.slug, summary(quiz, Date.now()));
+    tell("finished", { right: right(quiz), total: quiz.results.length, missed: missed(quiz) });
     D.flushNotices(deck.store);
     deck.ui.status.textContent = "Quiz finished.";
     deck.ui.summary.hidden = false;
@@ -104,13 +120,14 @@
   function begin(deck, focus, id) {
     deck.quiz = start(deck.cards.length, Boolean(deck.data.deck.shuffle));
     if (id && deck.byId[id]) deck.quiz = startAt(deck.quiz, deck.cards.indexOf(deck.byId[id]));
+    tell("started", { total: deck.cards.length });
     show(deck, focus);
   }
 
   function wire(deck) {
     deck.ui.next.addEventListener("click", function () {
       var card = deck.session.card;
-      if (card && !deck.session.answered) deck.quiz = record(deck.quiz, card.id, false); // left while retrying
+      if (card && !deck.session.answered) scored(deck, card, false); // left while retrying
       deck.quiz = advance(deck.quiz);
       show(deck, true);
     });

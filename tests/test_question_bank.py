@@ -1,0 +1,175 @@
+"""build/qti/ and build/moodle/: the cards an LMS can grade itself, read back from what was written and
+compared with the cards: myth cards true/false, value cards numerical, short answer or (with variants)
+multiple choice with each misconception's feedback, an order puzzle of one accepted order an ordering
+question; the rest left to the quiz. Same bytes twice."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from quizgen import pipeline
+from quizgen.execution.pool import Pool
+from quizgen.render import moodle, qti
+from quizgen.render.base import Project
+from quizgen.render.stage import Stage
+
+from .conftest import SAMPLE_DECK, write_project
+from .variants_support import CHOICE_DECK, FEEDBACK
+
+ONE_WAY = """\
+deck: Lists
+cards:
+  - id: order-one-way
+    kind: order
+    ask: Build the list `[1, 2, 3]`.
+    setup: |
+      xs = []
+    lines:
+      - xs.append(1)
+      - xs.append(2)
+      - xs.append(3)
+    check: |
+      assert xs == [1, 2, 3]
+"""
+QTI = "{http://www.imsglobal.org/xsd/imsqti_v2p1}"
+CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
+
+
+@pytest.fixture(scope="module")
+def bank_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
+    files = {"sample.yaml": SAMPLE_DECK, "choice.yaml": CHOICE_DECK, "lists.yaml": ONE_WAY}
+    root = write_project(tmp_path_factory.mktemp("bank"), files)
+    (root / "quizgen.toml").write_text("[export]\nqti = true\nmoodle = true\n")
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
+    report.root = root  # type: ignore[attr-defined]
+    return report
+
+
+def out(report: pipeline.Report) -> Path:
+    return report.root / "build"  # type: ignore[attr-defined,no-any-return]
+
+
+def read_moodle(path: Path) -> dict[str, tuple[str, list[tuple[str, str, str]], dict[str, str]]]:
+    """Each question by idnumber: its type, its answers (text, fraction, feedback) and its other fields."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "quiz"
+    found = {}
+    for q in root.findall("question"):
+        if q.get("type") == "category":
+            continue
+        answers = [
+            (a.findtext("text") or "", a.get("fraction") or "", a.findtext("feedback/text") or "")
+            for a in q.findall("answer")
+        ]
+        fields = {
+            child.tag: child.findtext("text") if child.find("text") is not None else child.text or ""
+            for child in q
+            if child.tag != "answer"
+        }
+        found[fields["idnumber"]] = (q.get("type") or "", answers, fields)
+    return found
+
+
+def test_moodle_xml_holds_the_cards_an_lms_can_grade(bank_build: pipeline.Report) -> None:
+    assert sorted(p.name for p in (out(bank_build) / "moodle").iterdir()) == [
+        "lists.xml",
+        "sample-gradients.xml",
+        "variants-choice.xml",
+    ]
+    sample = read_moodle(out(bank_build) / "moodle" / "sample-gradients.xml")
+    assert {k: (t, [a[:2] for a in answers]) for k, (t, answers, _) in sample.items()} == {
+        "value-two-steps": ("numerical", [("8.0", "100")]),
+        "value-grad-none": ("shortanswer", [("None", "100")]),
+        "value-raises": ("shortanswer", [("RuntimeError", "100")]),
+        "myth-zero-grad-zeros": ("truefalse", [("false", "100"), ("true", "0")]),
+    }  # the shape (typed by hand), the puzzle accepting three orders and the basic card stay in the quiz
+    steps = sample["value-two-steps"][2]
+    assert float(
+        ET.parse(out(bank_build) / "moodle" / "sample-gradients.xml").getroot().findtext(".//tolerance") or 0
+    ) == pytest.approx(1e-6 + 1e-3 * 8)
+    assert "<pre><code>w = torch.tensor(2.0, requires_grad=True)" in steps["questiontext"]
+    assert steps["generalfeedback"] == "<p>Gradients add up: 3.0 + 5.0 = 8.0.</p>\n"
+    category = (
+        ET.parse(out(bank_build) / "moodle" / "sample-gradients.xml")
+        .getroot()
+        .findtext("question/category/text")
+    )
+    assert category == "$course$/top/Sample/Gradients"
+    [(kind, answers, _)] = read_moodle(out(bank_build) / "moodle" / "variants-choice.xml").values()
+    assert kind == "multichoice"
+    assert [a[1] for a in answers] == ["100", "0", "0", "0"]
+    assert [a[2] for a in answers] == [f"{f[:1].upper()}{f[1:]}." if f else "" for f in FEEDBACK]
+    [(kind, answers, _)] = read_moodle(out(bank_build) / "moodle" / "lists.xml").values()
+    assert (kind, [a[0] for a in answers]) == ("ordering", [f"<pre>xs.append({n})</pre>" for n in (1, 2, 3)])
+
+
+def read_qti(path: Path) -> dict[str, ET.Element]:
+    """Each item of a QTI package by identifier, after checking the manifest lists exactly the zip's items."""
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        manifest = ET.fromstring(zf.read("imsmanifest.xml"))
+        items = {n: ET.fromstring(zf.read(n)) for n in names if n != "imsmanifest.xml"}
+    assert names == sorted(names)
+    resources = manifest.findall(f"{CP}resources/{CP}resource")
+    assert sorted(r.get("href") or "" for r in resources) == sorted(items)
+    assert {r.get("type") for r in resources} == {"imsqti_item_xmlv2p1"}
+    assert {item.tag for item in items.values()} == {f"{QTI}assessmentItem"}
+    return {item.get("identifier") or "": item for item in items.values()}
+
+
+def correct(item: ET.Element) -> list[str]:
+    return [v.text or "" for v in item.findall(f"{QTI}responseDeclaration/{QTI}correctResponse/{QTI}value")]
+
+
+def test_qti_items_hold_the_cards_an_lms_can_grade(bank_build: pipeline.Report) -> None:
+    sample = read_qti(out(bank_build) / "qti" / "sample-gradients.zip")
+    assert sorted(sample) == [
+        "card-myth-zero-grad-zeros",
+        "card-value-grad-none",
+        "card-value-raises",
+        "card-value-two-steps",
+    ]
+    steps = sample["card-value-two-steps"]
+    assert correct(steps) == ["8.0"]
+    equal = steps.find(f".//{QTI}equal")
+    assert equal is not None and equal.get("toleranceMode") == "absolute"
+    assert float((equal.get("tolerance") or "").split()[0]) == pytest.approx(1e-6 + 1e-3 * 8)
+    code = steps.find(f"{QTI}itemBody/{QTI}div/{QTI}pre/{QTI}code")
+    assert code is not None and (code.text or "").startswith("w = torch.tensor(2.0, requires_grad=True)\n")
+    myth = sample["card-myth-zero-grad-zeros"]
+    choices = {c.get("identifier"): "".join(c.itertext()) for c in myth.iter(f"{QTI}simpleChoice")}
+    assert choices[correct(myth)[0]] == "False"
+    match = sample["card-value-raises"].find(f".//{QTI}stringMatch")
+    assert (
+        correct(sample["card-value-raises"]) == ["RuntimeError"]
+        and match is not None
+        and match.get("caseSensitive") == "false"
+    )
+    [ordering] = read_qti(out(bank_build) / "qti" / "lists.zip").values()
+    lines = {c.get("identifier"): "".join(c.itertext()) for c in ordering.iter(f"{QTI}simpleChoice")}
+    assert [lines[v] for v in correct(ordering)] == [f"xs.append({n})" for n in (1, 2, 3)]
+    assert ordering.find(f"{QTI}itemBody/{QTI}orderInteraction") is not None
+    [choice] = read_qti(out(bank_build) / "qti" / "variants-choice.zip").values()
+    assert len(list(choice.iter(f"{QTI}simpleChoice"))) == len(FEEDBACK)
+
+
+def test_the_build_says_how_many_cards_each_bank_took(bank_build: pipeline.Report) -> None:
+    assert "QTI 2.1: 6 of 9 cards; the other 3 need quizgen's own judge (README)" in bank_build.notes
+    assert "Moodle XML: 6 of 9 cards; the other 3 need quizgen's own judge (README)" in bank_build.notes
+
+
+def test_the_banks_are_the_same_bytes_twice(bank_build: pipeline.Report, tmp_path: Path) -> None:
+    for n in (1, 2):
+        project = Project(bank_build.decks, out(bank_build).parent / "cards", tmp_path / str(n))
+        with Stage() as stage:
+            qti.QtiBank().render(project, stage)
+            moodle.MoodleBank().render(project, stage)
+            stage.commit()
+    written = sorted(p.relative_to(tmp_path / "1") for p in (tmp_path / "1").rglob("*") if p.is_file())
+    assert len(written) == 6
+    for name in written:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
