@@ -294,9 +294,11 @@ def torch_group() -> None:
 @torch_group.command(name="add")
 @click.argument("version")
 def torch_add(version: str) -> None:
-    """Download torch VERSION (about 2 GB) into an environment of its own, once."""
+    """Download torch VERSION (about 3 GB) into an environment of its own, once."""
     from quizgen import torches
 
+    if torches.python_for(version) is None:
+        echo(f"torch {version}: downloading torch=={version} and what it needs with pip ({torches.DOWNLOAD})")
     made = torches.provision(version, _pip_progress())
     echo(f"torch {version}: {made.python} ({_size(made.size)})")
 
@@ -321,16 +323,45 @@ def torch_remove(version: str) -> None:
     echo(f"removed {torches.remove(version)}")
 
 
+@torch_group.command(name="bisect")
+@click.argument("card_id", metavar="CARD")
+@click.option("--add", is_flag=True, help="Provision the releases the search runs (about 3 GB each).")
+@common_options
+def torch_bisect(card_id: str, add: bool, **kw: Any) -> None:
+    """Find the first torch release where CARD's answer changes, between the matrix's versions, and
+    record it in quizgen.lock for the card's {{changed_in}}."""
+    from quizgen.bisecting import bisect
+
+    found = bisect(_options(**kw), card_id, add, _say)
+    if found.needed:
+        raise click.ClickException(
+            f"card '{card_id}': its answer changed after torch {found.after} and by {found.first}; torch "
+            f"{found.needed} runs next and is not provisioned: `quizgen torch add {found.needed}`, or run "
+            "again with --add"
+        )
+    echo(
+        f"card '{card_id}': its answer changed in torch {found.first} (torch {found.after} gives the older "
+        "one); recorded in quizgen.lock: commit it with the cards"
+    )
+
+
+def _say(line: str) -> None:
+    echo(line, err=True)
+
+
 def _size(size: int) -> str:
     return f"{size / 1e9:.1f} GB" if size >= 1e8 else f"{size / 1e6:.0f} MB"
 
 
 def _pip_progress() -> Any:
-    """pip's output passed through to a terminal as it comes (its progress bar); nothing elsewhere."""
+    """pip's output passed through to a terminal as it comes (its progress bar); elsewhere, what it
+    downloads and installs, line by line."""
     import sys
 
+    from quizgen import torches
+
     if not sys.stderr.isatty():
-        return None
+        return torches.progress_to(_say)
 
     def show(data: bytes) -> None:
         sys.stderr.buffer.write(data)

@@ -189,7 +189,9 @@ def _check(options: Options, cache: Cache) -> Report:
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     _execute(options, plan, project.timeout, judging, cache)
-    torch = matrix.check(options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout)
+    torch = matrix.check(
+        options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs
+    )
     plan.problems += torch.problems
     plan.warnings += torch.warnings
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
