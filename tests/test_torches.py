@@ -227,7 +227,13 @@ def test_remove(envs: Path) -> None:
 def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     result = runner.invoke(cli, ["torch", "add", "1.13.1"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"torch 1.13.1: {envs / '1.13.1' / 'bin' / 'python'} (")
+    said, *pip_lines, done = result.output.splitlines()  # off a terminal: what pip downloads, line by line
+    assert said == (
+        "torch 1.13.1: downloading torch==1.13.1 and what it needs with pip (about 3 GB to download, 5 GB "
+        "on disk)"
+    )
+    assert any(line.startswith("pip: Downloading ") and line.endswith(" MB)") for line in pip_lines)
+    assert done.startswith(f"torch 1.13.1: {envs / '1.13.1' / 'bin' / 'python'} (")
     result = runner.invoke(cli, ["torch", "list"])
     assert result.exit_code == 0, result.output
     installed, provisioned = result.output.splitlines()
@@ -242,8 +248,9 @@ def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     [
         (
             ["torch", "add", "9.9.9"],
-            "Error: could not provision torch 9.9.9: Could not find a version that satisfies the "
-            "requirement torch==9.9.9 (from versions: 1.13.0, 1.13.1)\n",
+            "torch 9.9.9: downloading torch==9.9.9 and what it needs with pip (about 3 GB to download, 5 "
+            "GB on disk)\nError: could not provision torch 9.9.9: Could not find a version that satisfies "
+            "the requirement torch==9.9.9 (from versions: 1.13.0, 1.13.1)\n",
         ),
         (
             ["torch", "add", "2.0"],
@@ -288,7 +295,7 @@ def test_check_under_a_torch_not_provisioned_downloads_nothing(
     assert (result.exit_code, result.output) == (
         1,
         "Error: torch 1.13.1 is not provisioned: run `quizgen torch add 1.13.1` first "
-        "(it downloads about 2 GB once)\n",
+        "(about 3 GB to download, 5 GB on disk, once)\n",
     )
     assert not envs.exists()
 

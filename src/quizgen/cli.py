@@ -341,11 +341,13 @@ def torch_group() -> None:
 @torch_group.command(name="add")
 @click.argument("version")
 def torch_add(version: str) -> None:
-    """Download torch VERSION (about 2 GB) into an environment of its own, once."""
+    """Download torch VERSION (about 3 GB) into an environment of its own, once."""
     from quizgen import torches
 
-    made = torches.provision(version, _pip_progress())
-    echo(f"torch {version}: {made.python} ({_size(made.size)})")
+    if torches.python_for(version) is None:
+        echo(f"torch {version}: downloading torch=={version} and what it needs with pip ({torches.DOWNLOAD})")
+    made = torches.provision(version, torches.pip_progress(_say))
+    echo(f"torch {version}: {made.python} ({torches.size_text(made.size)})")
 
 
 @torch_group.command(name="list")
@@ -356,7 +358,7 @@ def torch_list() -> None:
     installed = torches.installed_version()
     echo(f"{installed}  installed with quizgen" if installed else "no torch is installed with quizgen")
     for env in torches.listing():
-        echo(f"{env.version}  {_size(env.size)}  {env.path}")
+        echo(f"{env.version}  {torches.size_text(env.size)}  {env.path}")
 
 
 @torch_group.command(name="remove")
@@ -368,22 +370,23 @@ def torch_remove(version: str) -> None:
     echo(f"removed {torches.remove(version)}")
 
 
-def _size(size: int) -> str:
-    return f"{size / 1e9:.1f} GB" if size >= 1e8 else f"{size / 1e6:.0f} MB"
+@torch_group.command(name="bisect")
+@click.argument("card_id", metavar="CARD")
+@click.option("--add", is_flag=True, help="Provision the releases the search runs (about 3 GB each).")
+@common_options
+def torch_bisect(card_id: str, add: bool, **kw: Any) -> None:
+    """Find the first torch release where CARD's answer changes, between the matrix's versions, and
+    record it in quizgen.lock for the card's {{changed_in}}."""
+    from quizgen.bisecting import bisect
+
+    found = bisect(_options(**kw), card_id, add, _say)
+    if found.needed:
+        raise click.ClickException(found.said(card_id))
+    echo(found.said(card_id))
 
 
-def _pip_progress() -> Any:
-    """pip's output passed through to a terminal as it comes (its progress bar); nothing elsewhere."""
-    import sys
-
-    if not sys.stderr.isatty():
-        return None
-
-    def show(data: bytes) -> None:
-        sys.stderr.buffer.write(data)
-        sys.stderr.flush()
-
-    return show
+def _say(line: str) -> None:
+    echo(line, err=True)
 
 
 def main() -> None:

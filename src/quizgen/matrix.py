@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from quizgen import kinds, lockfile, prose, timeouts, versions
+from quizgen import changed, kinds, labelled, lockfile, prose, timeouts, versions
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.constants import MAX_ANSWER_TEXT
@@ -91,7 +91,7 @@ def content(job: Job) -> str:
 
 
 def _answer_job(job: Job) -> Job:
-    """The job as another version runs it: the answer only, the text's cited values left out."""
+    """The job without the text's cited values: the lock records another version's answer for this."""
     return {k: v for k, v in job.items() if k != "cite"}  # type: ignore[return-value]
 
 
@@ -134,64 +134,119 @@ def check(
     outcome_of: Callable[[Card], Outcome | None],
     cache: Cache,
     project_timeout: float,
+    parts: Mapping[str, Mapping[str, Job]] | None = None,
 ) -> Checked:
-    """Every card's answer on every version of the matrix, compared with the installed torch's."""
+    """Every card's answer on every version of the matrix, compared with the installed torch's; and what
+    else a learner reads of it (cited values, output, variants) checked on each (quizgen/labelled.py).
+    `parts` are the cards' further jobs (a value card's variants) by card id."""
     from quizgen.render.manifest import LOCK_NAME
 
     checked = Checked()
     if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
         return checked
-    for card in cards:
-        if not card.judged_on and not versions.in_range(installed(), card.torch):
-            message = f"the range leaves out the installed torch {installed()}, which runs every card"
-            checked.problems.append(Problem(card.at("torch"), message))
     extra = others(matrix)
+    _ranges(cards, extra, checked)
     if not extra:
-        for card in cards:
-            if card.varies_with_torch:
-                message = f"varies_with_torch, but the project's torch matrix is torch {installed()} alone"
-                checked.warnings.append(Problem(card.at("varies_with_torch"), message))
         return checked
     missing = [v for v in extra if _python_for(v) is None]
     if options.matrix and missing:
         raise not_provisioned(missing[0])
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
+    bisected = changed.read(options.cards_dir / LOCK_NAME)
     about = [c for c in cards if not c.judged_on and c.id in jobs]  # (judged: run on one version alone)
     mine = {c.id: c for c in about if (o := outcome_of(c)) is not None and o.ok}
     answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
+    ran_on: dict[str, dict[str, tuple[list[str], Outcome]]] = {}  # card id -> version -> (keys, outcome)
     for version in extra:
         ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
         if not ran:  # (the cards run on it are judged on it: quizgen/judged.py)
             continue
         if (python := _python_for(version)) is not None:
             work = {c.id: (c, jobs[c.id]) for c in ran}
-            outcomes = _run(options, version, python, work, cache, project_timeout, checked)
+            work.update({_part(c.id, n): (c, j) for c in ran for n, j in (parts or {}).get(c.id, {}).items()})
+            outcomes = run_on(options, version, python, work, cache, project_timeout, checked)
             for card in ran:
-                key, outcome = outcomes[card.id]
+                if (whole := _whole(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
+                    continue
+                keys, outcome = whole
                 got = _answered(card, version, outcome, outcome_of(card), jobs[card.id], checked)
                 if got is not None:
                     answers[card.id][version] = got
-                    _keep(cache, key, outcome)
+                    ran_on.setdefault(card.id, {})[version] = (keys, outcome)
         else:
             _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
     for card_id, card in mine.items():
         primary = outcome_of(card)
         assert primary is not None  # (mine holds the cards whose outcome is in)
-        shown = answers[card_id][installed()] = _answer(card, primary)
-        for version, other in answers[card_id].items():  # the same within the card's tolerance: the same
-            if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
-                answers[card_id][version] = shown
-        oldest_first = dict(sorted(answers[card_id].items(), key=lambda kv: versions.key(kv[0])))
-        from_lock = tuple(v for v in oldest_first if v in missing)  # the repository's word, not a run
-        checked.answers[card_id] = TorchAnswers(oldest_first, content(jobs[card_id]), installed(), from_lock)
+        found = _settled(card, primary, answers[card_id], ran_on.get(card_id, {}), cache, checked)
+        from_lock = tuple(v for v in found if v in missing)  # the repository's word, not a run
+        known = TorchAnswers(found, content(jobs[card_id]), installed(), from_lock)
+        checked.answers[card_id], warning = changed.since(card, known, bisected.get(card_id))
+        checked.warnings += [warning] if warning is not None else []
         _compare(card, checked.answers[card_id], checked)
     return checked
 
 
-def _keep(cache: Cache, key: str, outcome: Outcome) -> None:
-    """Cache a version's run once it gave an answer: a failure there (a raise, a timeout) never is."""
-    if not outcome.cached:
-        cache.put(key, outcome)
+def _ranges(cards: list[Card], extra: list[str], checked: Checked) -> None:
+    """A range must hold the installed torch; a declared change needs a matrix of more than it."""
+    for card in cards:
+        if not card.judged_on and not versions.in_range(installed(), card.torch):
+            message = f"the range leaves out the installed torch {installed()}, which runs every card"
+            checked.problems.append(Problem(card.at("torch"), message))
+        if not extra and card.varies_with_torch:
+            message = f"varies_with_torch, but the project's torch matrix is torch {installed()} alone"
+            checked.warnings.append(Problem(card.at("varies_with_torch"), message))
+
+
+def _settled(
+    card: Card,
+    primary: Outcome,
+    answers: dict[str, str],
+    ran_on: Mapping[str, tuple[list[str], Outcome]],
+    cache: Cache,
+    checked: Checked,
+) -> dict[str, str]:
+    """The card's answers, oldest first (the installed torch's where another's agrees within the card's
+    tolerance); each version's run kept in the cache, and what it shows checked (quizgen/labelled.py)."""
+    shown = answers[installed()] = _answer(card, primary)
+    for version, other in answers.items():  # the same within the card's tolerance: the same
+        if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
+            answers[version] = shown
+    for version, (keys, outcome) in ran_on.items():
+        _keep(cache, keys, outcome)  # (what it shows is checked again each time, from the cache too)
+        if answers[version] == shown:  # (an answer that differs is _compare's to report)
+            checked.problems += labelled.problems(card, version, installed(), primary, outcome)
+    return dict(sorted(answers.items(), key=lambda kv: versions.key(kv[0])))
+
+
+def _part(card_id: str, name: str) -> str:
+    return f"{card_id}\0{name}"
+
+
+def _whole(
+    card: Card, job: Job, parts: Mapping[str, Job], outcomes: Mapping[str, tuple[str, Outcome]]
+) -> tuple[list[str], Outcome] | None:
+    """The card's outcome on a version with its further jobs' (as the plan's outcome_of makes it) and the
+    keys of them all; None when one is missing."""
+    if card.id not in outcomes or any(_part(card.id, n) not in outcomes for n in parts):
+        return None
+    key, outcome = outcomes[card.id]
+    if outcome.raised is not None:
+        outcome = replace(outcome, placed=place(outcome.raised, job))
+    found = {name: outcomes[_part(card.id, name)] for name in parts}
+    if found:
+        outcome = replace(outcome, parts={name: o for name, (_, o) in found.items()})
+    return [key, *(k for k, _ in found.values())], outcome
+
+
+def _keep(cache: Cache, keys: list[str], outcome: Outcome) -> None:
+    """Cache a version's run (the card's job and further jobs) once it gave an answer: a failure there (a
+    raise, a timeout) never is."""
+    done = [(keys[0], replace(outcome, parts=None, placed=None))]
+    done += [(k, part) for k, part in zip(keys[1:], (outcome.parts or {}).values(), strict=True)]
+    for key, one in done:
+        if not one.cached:
+            cache.put(key, one)
 
 
 def _answer(card: Card, outcome: Outcome | None) -> str:
@@ -275,11 +330,8 @@ def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
 
 
 def cited(card: Card, known: TorchAnswers | None) -> dict[str, str]:
-    """The values of {{changed_in}} and {{changed_after}} (none when the answers never changed)."""
-    change = known.changed() if known is not None else None
-    if change is None:
-        return {}
-    return {"changed_after": change[0], "changed_in": change[1]}
+    """The values of {{changed_in}} and {{changed_after}} (quizgen/changed.py)."""
+    return changed.cited(known)
 
 
 def _python_for(version: str) -> Path | None:
@@ -288,28 +340,33 @@ def _python_for(version: str) -> Path | None:
     return torches.python_for(version)
 
 
-def _run(
+def run_on(
     options: Options,
     version: str,
     python: Path,
     work: dict[str, tuple[Card, Job]],
     cache: Cache,
     project_timeout: float,
-    checked: Checked,
+    checked: Checked | None = None,
 ) -> dict[str, tuple[str, Outcome]]:
-    """Each card's job run under another torch (by card id: its key and outcome), from the cache where
-    it ran before; what ran is not cached here (`check` keeps only the answers that are no failure)."""
+    """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
+    where it ran before; what ran is not cached here (`check` keeps what a card is true with)."""
     from quizgen import torches
     from quizgen.execution.pool import Pool, execute
 
     cards: dict[str, list[Card]] = {}
+    labels: dict[str, list[str]] = {}
     runs = torches.torch_of(python)  # results are cached by the torch that gave them
-    for card, job in work.values():
-        cards.setdefault(job_key(_answer_job(job), runs), []).append(card)
-    keyed = {key: _answer_job(work[held[0].id][1]) for key, held in cards.items()}
+    keyed: dict[str, Job] = {}
+    for label, (card, job) in work.items():
+        key = job_key(job, runs)
+        cards.setdefault(key, []).append(card)
+        labels.setdefault(key, []).append(label)
+        keyed[key] = job
     found = cache.get_many(keyed)
     todo = {key: job for key, job in keyed.items() if key not in found}
-    checked.ran[version] = (len(todo), len(found))
+    if checked is not None:
+        checked.ran[version] = (len(todo), len(found))
     if todo:
         workers = max(1, min(options.jobs, len(todo)))
         pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
@@ -334,4 +391,4 @@ def _run(
                 where = f"while running {cards[key][0].location} on torch {version}"
                 raise InternalError(where, outcome.internal, stderr)
             found[key] = outcome
-    return {card.id: (key, found[key]) for key, held in cards.items() for card in held if key in found}
+    return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}

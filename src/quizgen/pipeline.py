@@ -201,7 +201,9 @@ def _check(options: Options, cache: Cache) -> Report:
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
     _execute(options, plan, project.timeout, judging, cache)
-    torch = matrix.check(options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout)
+    torch = matrix.check(
+        options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs
+    )
     plan.problems += torch.problems
     plan.warnings += torch.warnings
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
@@ -288,7 +290,7 @@ def _run(
 
     def watch(running: Running) -> None:
         if isinstance(line, ProgressLine):
-            line.watch(running, lambda key: _described(plan, key))
+            line.watch(running, plan.described)
 
     run = execute(
         {key: plan.work[key] for key in keys},
@@ -307,15 +309,6 @@ def _run(
     )
     for key, outcome in run.items():
         plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
-
-
-def _described(plan: Plan, key: str) -> str:
-    """A job as the progress line names it: its card (a split search's part, its whole search's)."""
-    cards = plan.cards.get(key.partition("#")[0])
-    if not cards:
-        return "a card"
-    where = cards[0].location
-    return f"{cards[0].id} ({where.path}:{where.line})"
 
 
 def _verified(

@@ -60,6 +60,14 @@ class Plan:
         the outcome worth keeping (a proof that raised, a flaky run, is run again next time)."""
         return all(card.id in self.done and card.id not in self.failed for card in self.cards[key])
 
+    def described(self, key: str) -> str:
+        """A job as the progress line names it: its card (a split search's part, its whole search's)."""
+        cards = self.cards.get(key.partition("#")[0])
+        if not cards:
+            return "a card"
+        where = cards[0].location
+        return f"{cards[0].id} ({where.path}:{where.line})"
+
     def outcome_of(self, card: Card) -> Outcome | None:
         """The card's outcome with its further jobs' (outcome.parts); None until every one is in."""
         outcome = self.outcomes.get(self.keys.get(card.id, ""))

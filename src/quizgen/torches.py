@@ -37,6 +37,9 @@ PIP = ["{python}", "-I", "-m", "pip", "install", "--disable-pip-version-check", 
 # The first torch whose wheels were all built against numpy 2's C API (pytorch/pytorch#107302: 2.3, but
 # some 2.3.0 wheels were not); an older one fails to convert to and from numpy 2 arrays.
 NUMPY_2_SINCE = (2, 3, 1)
+# What one environment costs, as measured (issue 30): 2.1 and later download 2.7-2.9 GB (torch's CUDA
+# wheels and their nvidia-* dependencies) and take 5 GB on disk; earlier ones somewhat less.
+DOWNLOAD = "about 3 GB to download, 5 GB on disk"
 
 
 class TorchError(QuizgenError):
@@ -111,8 +114,7 @@ def require(version: str) -> Path:
     python = python_for(version)
     if python is None:
         raise TorchError(
-            f"torch {version} is not provisioned: run `quizgen torch add {version}` first "
-            "(it downloads about 2 GB once)"
+            f"torch {version} is not provisioned: run `quizgen torch add {version}` first ({DOWNLOAD}, once)"
         )
     return python
 
@@ -170,6 +172,23 @@ def requirements(version: str) -> list[str]:
 
 
 Progress = Callable[[bytes], None]  # pip's output as it comes (its progress bar where it draws one)
+_SAID = ("Collecting ", "Downloading ", "Installing collected", "Successfully installed")
+
+
+def progress_to(say: Callable[[str], None]) -> Progress:
+    """pip's output told line by line where no terminal draws its bar: what it collects and downloads
+    (each file with its size), what it installs."""
+    pending = b""
+
+    def told(data: bytes) -> None:
+        nonlocal pending
+        *lines, pending = (pending + data).replace(b"\r", b"\n").split(b"\n")
+        for line in lines:
+            text = _ESCAPES.sub("", line.decode(errors="replace")).strip()
+            if text.startswith(_SAID):
+                say(f"pip: {text}")
+
+    return told
 
 
 def provision(version: str, progress: Progress | None = None, pip: list[str] | None = None) -> Environment:
@@ -238,7 +257,7 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
     reader, writer = pty.openpty() if progress is not None else os.pipe()
     try:
         proc = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer, env=_pip_env()
+            command, stdin=subprocess.DEVNULL, stdout=writer, stderr=writer, env=pip_env()
         )
     except OSError as exc:
         os.close(reader)
@@ -255,7 +274,7 @@ def _pip(command: list[str], version: str, progress: Progress | None) -> None:
         raise TorchError(f"could not provision torch {version}: {pip_failure(b''.join(chunks))}")
 
 
-def _pip_env() -> dict[str, str]:
+def pip_env() -> dict[str, str]:
     """The user's environment (proxies, pip's settings) without what would show pip another Python's
     packages: a PYTHONPATH holding a torch would pass for installed, and never reach the environment."""
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")}
@@ -310,3 +329,21 @@ def runs_under(version: str | None) -> Path | None:
 def result_key(version: str | None) -> str | None:
     """The torch version results run under `version` are cached by (None: the installed torch's)."""
     return None if version is None else torch_of(require(version))
+
+
+def size_text(size: int) -> str:
+    """A download's or an environment's size as people read it."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e8 else f"{size / 1e6:.0f} MB"
+
+
+def pip_progress(say: Callable[[str], None]) -> Progress:
+    """pip's output passed through to a terminal as it comes (its progress bar); elsewhere, what it
+    downloads and installs, line by line, to `say`."""
+    if not sys.stderr.isatty():
+        return progress_to(say)
+
+    def show(data: bytes) -> None:
+        sys.stderr.buffer.write(data)
+        sys.stderr.flush()
+
+    return show

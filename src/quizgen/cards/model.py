@@ -80,6 +80,7 @@ class TorchAnswers:
     job: str = ""
     judged: str = ""  # the version learners are judged on: the installed torch, which runs every card
     recorded: tuple[str, ...] = ()  # versions whose answers are the lock's (the build says so)
+    since: tuple[str, str] | None = None  # (the last release with the older answer, the first with the newer)
 
     @property
     def differ(self) -> bool:

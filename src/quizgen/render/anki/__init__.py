@@ -18,7 +18,7 @@ from pathlib import Path
 
 import genanki
 
-from quizgen import files, judged, kinds, matrix
+from quizgen import changed, files, judged, kinds, matrix
 from quizgen.cards.model import Deck, VerifiedDeck
 from quizgen.constants import MAX_IMAGE_BYTES
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
@@ -204,8 +204,9 @@ def planned(
     }
     lock_path = cards_dir / lock.LOCK_NAME
     old = lock.read(lock_path)
+    since = changed.changes_record(answers)
     new, changes = lock.update(
-        old, states, types, _now(), recorded, judged.to_record(decks), lock.committed(lock_path)
+        old, states, types, _now(), recorded, judged.to_record(decks), lock.committed(lock_path), since
     )
     if changes.refielded:
         raise QuizgenError("\n".join(_refielded(*r) for r in changes.refielded))

@@ -61,6 +61,9 @@ class Lock:
     # card id -> {"torch", "job", "outcome"}: the outcomes of the cards judged on a version not installed
     # (quizgen/judged.py), for builds where it is not provisioned
     judged: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # card id -> {"after", "in", "job"}: the releases between which its answer changed, as `quizgen torch
+    # bisect` found them (quizgen/changed.py), for the job it ran
+    changed: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ def _parsed(data: Any) -> Lock:
         removed={k: _checked(RemovedEntry(**v)) for k, v in data.get("removed", {}).items()},
         torch=_recorded(data.get("torch", {})),
         judged=_judged(data.get("judged", {})),
+        changed=_changed(data.get("changed", {})),
     )
 
 
@@ -166,12 +170,25 @@ def _judged(section: object) -> dict[str, dict[str, Any]]:
     return section
 
 
+def _changed(section: object) -> dict[str, dict[str, str]]:
+    """The lock's bisected changes, if each names two releases and a job's content (all text)."""
+    if not isinstance(section, dict):
+        raise ValueError(f"changed is {section!r}")
+    for card_id, entry in section.items():
+        if not isinstance(entry, dict) or set(entry) != {"after", "in", "job"}:
+            raise ValueError(f"changed {card_id}: {entry!r} is not two releases and a job")
+        if not all(isinstance(v, str) for v in entry.values()):
+            raise ValueError(f"changed {card_id}: {entry!r} is not two releases and a job")
+    return section
+
+
 def dumps(lock: Lock) -> str:
     data: dict[str, Any] = {"about": _ABOUT, "format": FORMAT, **asdict(lock)}
     if not lock.torch:  # a project verified on the installed torch alone keeps the lock it had
         del data["torch"]
-    if not lock.judged:
-        del data["judged"]
+    for section in ("judged", "changed"):
+        if not data[section]:
+            del data[section]
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -195,12 +212,14 @@ def update(
     torch: Mapping[str, dict[str, dict[str, str]]] | None = None,
     judged: Mapping[str, dict[str, Any]] | None = None,
     committed: Lock | None = None,
+    changed: Mapping[str, dict[str, str]] | None = None,
 ) -> tuple[Lock, Changes]:
     """The lock for this build: unchanged entries kept, changed ones stamped `now` (or later than before);
     `torch` its cards' answers on the torch versions not installed, `judged` the outcomes of its cards
-    judged on one. An entry whose note is again what `committed` (the lock of the repository's last
-    commit) has for it is taken from there, times and all: an edit reverted leaves the lock as it was."""
-    new = Lock(torch=dict(torch or {}), judged=dict(judged or {}))
+    judged on one, `changed` the releases bisection found their answers changed in. An entry whose note
+    is again what `committed` (the lock of the repository's last commit) has for it is taken from there,
+    times and all: an edit reverted leaves the lock as it was."""
+    new = Lock(torch=dict(torch or {}), judged=dict(judged or {}), changed=dict(changed or {}))
     changes = Changes()
     for card_id, state in sorted(notes.items()):
         before, was = old.cards.get(card_id), committed.cards.get(card_id) if committed else None
