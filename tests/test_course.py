@@ -128,3 +128,16 @@ def test_the_built_quiz_index_and_anki_decks_follow_the_course(tmp_path: Path) -
         "Course::02 Later",
         "Course::Aside",
     ]
+
+
+def test_a_new_place_is_a_move_to_another_anki_deck(tmp_path: Path) -> None:
+    """Anki files a card under the numbered name, and importing never moves a card it has: the build
+    says so, naming the decks as Anki shows them."""
+    root = write_project(tmp_path, {"a.yaml": deck("Course::A", "1")})
+    options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build")
+    pipeline.build(options)
+    (root / "cards" / "a.yaml").write_text(deck("Course::A", "2"), encoding="utf-8")
+    notes = pipeline.build(options).notes
+    assert any(
+        n.startswith("card 'card-course-a' moved from deck 'Course::01 A' to 'Course::02 A'") for n in notes
+    ), notes
