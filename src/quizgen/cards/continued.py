@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quizgen.cards.course import MAX_POSITION
 from quizgen.cards.model import Card, Deck
 from quizgen.cards.reader import Reader
 from quizgen.errors import Location, Problem
@@ -54,6 +55,8 @@ def read_top(top: Reader, answers: str) -> Part:
         deck.description, deck.tags, deck.setup = top.text("description"), top.tags(), top.code("setup")
         deck.attempts = top.integer("attempts", 1, MAX_ATTEMPTS, 0) or None  # None: the project's
         deck.shuffle = top.boolean("shuffle") if top.has("shuffle") else None  # None: the project's
+        deck.position = top.integer("position", 1, MAX_POSITION, 0) or None  # None: no place in the course
+        deck.position_at = top.at("position") if deck.position else None
         part = Part(deck, top.text("value_answers") or answers)  # the deck's own, else the project's
         if part.answers not in VALUE_ANSWERS:
             top.error(top.at("value_answers"), f"value_answers is {' or '.join(VALUE_ANSWERS)}")

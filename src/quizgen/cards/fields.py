@@ -44,6 +44,13 @@ DECK_FIELDS: dict[str, Field] = {
         "else false).",
         {"type": "boolean"},
     ),
+    "position": Field(
+        "position",
+        False,
+        "The deck's place in the course, a whole number 1..99: the quiz lists decks by it and Anki's deck "
+        "names carry it; decks without one come after, by file.",
+        {"type": "integer", "minimum": 1, "maximum": 99},
+    ),
     "cards": Field("cards", True, "The cards."),
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from quizgen import confine, files, kinds, prose, trees, versions
-from quizgen.cards import continued, hints, schema, stored
+from quizgen.cards import continued, course, hints, schema, stored
 from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
@@ -117,7 +117,7 @@ def load(
         read = partial(load_file, path, found, tolerance, answers)
         return read() if memo is None else stored.recalled(path, settings, found, memo, read, continued.Part)
 
-    return continued.assemble(kept, value_answers, parse, problems), problems
+    return course.arrange(continued.assemble(kept, value_answers, parse, problems), problems), problems
 
 
 def in_source_order(problems: list[Problem]) -> list[Problem]:

@@ -69,6 +69,8 @@ class Deck:
     cards: list[Card] = field(default_factory=list)
     attempts: int | None = None  # checks an order puzzle allows: the deck's own, else the project's
     shuffle: bool | None = None  # quiz mode's cards in a random order: the deck's own, else the project's
+    position: int | None = None  # its place in the course (cards/course.py); None: after the ordered decks
+    position_at: Location | None = None  # of its `position:` field
 
 
 @dataclass(frozen=True)

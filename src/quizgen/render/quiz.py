@@ -74,6 +74,7 @@ class DeckEntry:
     cards: list[CardView]
     media: dict[str, Path] = field(default_factory=dict)  # the images its description shows
     shuffle: bool = False  # quiz mode goes through the cards in a new random order each run
+    position: int | None = None  # its place in the course (the index lists decks in that order, numbered)
 
     @property
     def card_keys(self) -> list[str]:
@@ -133,6 +134,7 @@ def deck_entries(decks: list[VerifiedDeck]) -> list[DeckEntry]:
                 cards=deck_views(vd),
                 media=media,
                 shuffle=bool(vd.deck.shuffle),
+                position=vd.deck.position,
             )
         )
     return entries

@@ -19,6 +19,7 @@ from pathlib import Path
 import genanki
 
 from quizgen import changed, files, judged, kinds, matrix
+from quizgen.cards import course
 from quizgen.cards.model import Deck, VerifiedDeck
 from quizgen.constants import MAX_IMAGE_BYTES
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
@@ -169,9 +170,10 @@ def _write_deck(
     js_name, js = media_js()
     media = {name: files.read_bytes(file, MAX_IMAGE_BYTES, follow=True) for name, file in images.items()}
     media[js_name] = js
-    key = reuse.key(repr((deck_id(deck.name), deck.name, description)), _specs(specs), _media(media))
+    shown = course.numbered(deck)  # Anki lists decks by name: the course's number puts them in order
+    key = reuse.key(repr((deck_id(deck.name), shown, description)), _specs(specs), _media(media))
     if not reuse.copied(key, old / path.name, path):
-        write_apkg(path, deck_id(deck.name), deck.name, description, specs, media)
+        write_apkg(path, deck_id(deck.name), shown, description, specs, media)
         reuse.made(key, path)
     return path.name
 

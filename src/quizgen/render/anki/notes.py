@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from quizgen import kinds, versions
+from quizgen.cards import course
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
 from quizgen.render.markup import link_card_ids, math_spans, rewrite_card_links
@@ -68,7 +69,7 @@ class Note:
 
     id: str
     kind: str
-    deck: str
+    deck: str  # the Anki deck it is filed under: the deck's name, numbered by its place in the course
     fields: list[str]
     tags: list[str]
     media: dict[str, Path] = field(default_factory=dict)  # the images its fields name -> their files
@@ -127,7 +128,8 @@ def note_for(
     unknown = set(values) - set(names)
     if unknown:
         raise ValueError(f"fields {sorted(unknown)} are not in the {card.kind} note type")
-    return Note(card.id, card.kind, deck.name, [values.get(n, "") for n in names], view.tags, view.media)
+    shown = course.numbered(deck)  # the deck Anki files it under (the lock tells of moves between them)
+    return Note(card.id, card.kind, shown, [values.get(n, "") for n in names], view.tags, view.media)
 
 
 def _source(path: str, cards_dir: Path) -> str:
