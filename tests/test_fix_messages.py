@@ -286,9 +286,10 @@ def test_a_cards_timeout_may_not_pass_the_users_ceiling(
     ]
     lowered = runner.invoke(cli, ["check", "-j", "1", "--max-timeout", "0.5"])
     assert "timeout 400 is over the 0.5 seconds" in lowered.stderr
-    bad = project({"a.yaml": SLOW.replace("timeout: 1", "timeout: soon")})
-    assert "timeout is a number of seconds > 0, not 'soon'" in runner.invoke(cli, ["check"]).stderr
-    assert bad
+    in_dir(project({"a.yaml": SLOW.replace("timeout: 1", "timeout: soon")}))
+    typed = runner.invoke(cli, ["check"])
+    assert typed.exit_code == 1
+    assert "timeout is a number of seconds > 0, not 'soon'" in typed.stderr
 
 
 def test_a_job_in_a_child_of_its_own_names_its_line_too(tmp_path: Path) -> None:
