@@ -139,13 +139,14 @@ def shape_of(value: Any) -> list[int] | None:
 def close(got: float, want: Any, tol: Tolerance, dtype: str | None = None) -> bool:
     """|got - want| <= atol + rtol * |want|; NaN equals only NaN, an infinity only itself. With a
     narrow float dtype, a number that casts to `want` is right too: what the answer shows (0.3 for
-    bfloat16's 0.30078125) is never judged wrong."""
+    bfloat16's 0.30078125) is never judged wrong; but not a number that only underflows to a zero
+    answer (1e-8 in float16 is 0: that is the lesson, not a spelling of it)."""
     w = to_number(want) if isinstance(want, str) else float(want)
     if math.isnan(w) or math.isnan(got):
         return math.isnan(w) and math.isnan(got)
     if math.isinf(w) or math.isinf(got):
         return got == w
-    if dtype in display.FORMATS and display.round_to(got, dtype) == w:
+    if dtype in display.FORMATS and (w != 0 or got == 0) and display.round_to(got, dtype) == w:
         return True
     return abs(got - w) <= tol.atol + tol.rtol * abs(w)
 

@@ -52,12 +52,13 @@
     return { complex64: "float32", complex32: "float16", complex128: "float64" }[dtype || ""] || dtype;
   }
 
-  /* |got - want| <= atol + rtol * |want|; with a narrow float dtype, a number that casts to `want` too. */
+  /* |got - want| <= atol + rtol * |want|; with a narrow float dtype, a number that casts to `want` too,
+   * unless it only underflows to a zero answer (1e-8 in float16 is 0: the lesson, not a spelling). */
   function close(got, want, tol, dtype) {
     got = toNumber(got); want = toNumber(want);
     if (isNaN(want) || isNaN(got)) return isNaN(want) && isNaN(got);
     if (!isFinite(want) || !isFinite(got)) return got === want;
-    if (FORMATS[dtype] && roundTo(got, dtype) === want) return true;
+    if (FORMATS[dtype] && (want !== 0 || got === 0) && roundTo(got, dtype) === want) return true;
     return Math.abs(got - want) <= tol.atol + tol.rtol * Math.abs(want);
   }
 
