@@ -207,6 +207,8 @@ def test_a_tag_other_than_the_core_ones_is_a_located_error(
         ("!!str [a]", "5:12: card 'c' -> front: the YAML tag '!!str' cannot mark a list"),
         ("!!int abc", "5:12: card 'c' -> front: cannot read 'abc' as !!int"),
         ("!!bool maybe", "5:12: card 'c' -> front: cannot read 'maybe' as !!bool"),
+        ('!!float ""', "5:12: card 'c' -> front: cannot read '' as !!float"),  # (PyYAML: IndexError)
+        ("!!int ''", "5:12: card 'c' -> front: cannot read '' as !!int"),
         ("{[a]: 1}", "5:13: card 'c' -> front: a mapping key is a single value, not a list or mapping"),
     ],
 )

@@ -75,7 +75,8 @@ def construct(node: yaml.Node) -> Any:
         return {construct(k): construct(v) for k, v in node.value}
     try:
         return _SCALARS.yaml_constructors[node.tag](_SCALARS, node)
-    except (ValueError, KeyError) as exc:  # `!!int x`, `!!bool maybe`, an int of 5000 digits
+    except (ValueError, KeyError, IndexError) as exc:  # `!!int x`, `!!bool maybe`, `!!float ""` (PyYAML
+        # reads an empty int or float's first character), an int of 5000 digits
         message = f"cannot read {reprlib.repr(node.value)} as !!{node.tag.removeprefix(_CORE)}"
         raise Unreadable(node, message) from exc
 
