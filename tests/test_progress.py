@@ -119,3 +119,19 @@ def test_a_card_flooding_its_pipes_with_made_up_progress_fails_only_itself(
         if "progress" in message:
             phase, done, total = message["progress"]
             assert phase <= len(progress.PHASES) and done <= progress.LIMIT and total <= progress.LIMIT
+
+
+def test_a_run_stopped_early_leaves_its_line_and_draws_no_more() -> None:
+    """--fail-fast ends a run before every snippet ran: the line ends, and is not redrawn under the
+    errors printed after it."""
+    stream = io.StringIO()
+    line = ProgressLine(stream)
+    line.watch(Running(), str)
+    line.start -= 5
+    line(2, 9)
+    line.stop()
+    assert stream.getvalue() == "\rexecuting snippets: 2/9\n"
+    with line._lock:
+        assert line._running is None  # what the ticker checks before drawing
+    line.stop()
+    assert stream.getvalue() == "\rexecuting snippets: 2/9\n"  # nothing more

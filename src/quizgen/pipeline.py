@@ -292,21 +292,25 @@ def _run(
         if isinstance(line, ProgressLine):
             line.watch(running, plan.described)
 
-    run = execute(
-        {key: plan.work[key] for key in keys},
-        jobs=options.jobs,
-        timeout=options.timeout or project_timeout,
-        memory=options.memory,
-        on_result=on_result,
-        pool=pool,
-        sandbox=options.sandbox,
-        python=python,
-        watch=watch,
-        timeouts={
-            key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
-            for key in keys
-        },
-    )
+    try:
+        run = execute(
+            {key: plan.work[key] for key in keys},
+            jobs=options.jobs,
+            timeout=options.timeout or project_timeout,
+            memory=options.memory,
+            on_result=on_result,
+            pool=pool,
+            sandbox=options.sandbox,
+            python=python,
+            watch=watch,
+            timeouts={
+                key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
+                for key in keys
+            },
+        )
+    finally:
+        if isinstance(line, ProgressLine):
+            line.stop()  # (a run stopped early leaves no line redrawn under what follows)
     for key, outcome in run.items():
         plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
 

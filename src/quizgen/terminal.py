@@ -95,11 +95,21 @@ class ProgressLine:
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()
 
+    def stop(self) -> None:
+        """The jobs are over (all done, or the run stopped early): no more redrawing, and the next
+        output starts on a line of its own."""
+        with self._lock:
+            self._running = None
+            if self._shown:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._shown = 0
+
     def _tick(self) -> None:
         while True:
             time.sleep(1.0)
             with self._lock:
-                if self.done < self.total and time.perf_counter() - self.start >= 1.0:
+                if self._running is not None and self.done < self.total:
                     self._draw()
 
     def _draw(self) -> None:
