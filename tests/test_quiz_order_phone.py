@@ -12,12 +12,13 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.render.view import card_key
 
 from .conftest import write_project
 from .order_decks import PHONE, PHONE_LINES
 from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing
 
-CARD = "eval-preds"
+CARD = card_key("eval-preds")  # (the page names a card by its key)
 
 # Each line of the puzzle: how its parts lie in its row, and whether its code hides any of itself.
 ROWS = """(els) => els.map((li) => {

@@ -111,7 +111,8 @@ def dumps(value: object) -> str | None:
     """A deck (or another quizgen dataclass) as JSON text; None when some value has no plain form or would
     not read back equal."""
     try:
-        text = json.dumps(value, default=_tagged, allow_nan=False)
+        # (Infinity, as `answer: .inf` declares, reads back equal; a NaN never does, and is not stored)
+        text = json.dumps(value, default=_tagged)
         return text if load_as(text, type(value)) == value else None
     except (Unstorable, ValueError):
         return None

@@ -19,6 +19,7 @@ from quizgen.render.base import Project, Rendered
 from quizgen.render.question import INTERACTIONS
 from quizgen.render.stage import Stage
 from quizgen.render.templating import TemplateProblem
+from quizgen.render.view import card_key
 
 SCRIPT = Path(__file__).parent.parent / "static" / "lms" / "scorm.js"
 SCRIPT_NAME = "lms/scorm.js"  # its name among the page's assets
@@ -126,9 +127,9 @@ class ScormPackages:
 
 def _data(version: str, passing: float, entry: quiz.DeckEntry) -> dict[str, object]:
     """What static/lms/scorm.js reads on a deck's page: the version, the pass mark and each card's
-    interaction type (as the question an LMS would make of it)."""
+    interaction type (as the question an LMS would make of it), by the card's key as the page names it."""
     found = (lms_items.question(card) for card in entry.cards)
-    types = {q.id: INTERACTIONS[q.type] for q in found if q is not None}
+    types = {card_key(q.id): INTERACTIONS[q.type] for q in found if q is not None}
     return {"scorm": version, "passing": passing, "types": types}
 
 

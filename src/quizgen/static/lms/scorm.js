@@ -1,6 +1,6 @@
 /* quizgen in an LMS: a deck page packaged as a SCORM SCO (render/scorm.py) reports its quiz runs to the
  * LMS's SCORM run-time: completion, the score and each card as an interaction. The page's data says the
- * version ({lms: {scorm: "1.2" | "2004", passing: 0.8, types: {card id: interaction type}}}); the quiz mode tells what happens as DOM events
+ * version ({lms: {scorm: "1.2" | "2004", passing: 0.8, types: {card key: interaction type}}}); the quiz mode tells what happens as DOM events
  * (quiz-mode.js). The values are made by pure functions (node loads this file); the page side finds the
  * run-time's API object the way SCORM prescribes and calls it. */
 (function (root) {
@@ -18,7 +18,7 @@
     return type || (version === "2004" ? "other" : "performance");
   }
 
-  /* [element, value] pairs for one answered card, interaction number `n`; `types` by card id. */
+  /* [element, value] pairs for one answered card, interaction number `n`; `types` by card key. */
   function answered(version, n, event, types) {
     var at = "cmi.interactions." + n + ".";
     var own = Object.prototype.hasOwnProperty.call(types, event.id) ? types[event.id] : "";
