@@ -94,6 +94,9 @@ def _child(job: Job, jobdir: str, write_fd: int, progress_fd: int) -> None:
         internal: Result = {"ok": False, "output": "", "internal": traceback.format_exc()}
         data = (json.dumps(internal) + "\n").encode()
     try:
+        # The snippet may have made its pipe non-blocking: a full pipe then lost the record, and which
+        # error its card got depended on the machine's pace.
+        os.set_blocking(write_fd, True)
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view) :]
