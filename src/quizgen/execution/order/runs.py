@@ -231,14 +231,13 @@ def _accepted(
             if first:  # (each thread's first arrangement: the first of all is among them)
                 return sorted(flatten(tree.spaces[0].first(t.chunks)) for t in passed)[:1]
             return sorted(flatten(c) for t in passed for c in tree.spaces[0].arrangements(t.chunks))
-    indented = runs.program.indented
-    if indented and runs.one * count > PLAIN_SECONDS:  # (most are run as another, or not at all)
-        count = len({runs.program_of(chunks) for chunks in _runnable(runs, orders, share)})
-    runs.budget.plain(runs.one, count)
+    estimate = count  # what the plain search will run
+    if runs.program.indented and runs.one * count > PLAIN_SECONDS:  # (most are run as another, or not at all)
+        estimate = len({runs.program_of(chunks) for chunks in _runnable(runs, orders, share)})
+    runs.budget.plain(runs.one, estimate)
     found = []
-    total = orders.count(MAX_CANDIDATES)
     for decided, chunks in enumerate(_runnable(runs, orders, share)):
-        progress.report(runs.phase, decided, total)
+        progress.report(runs.phase, decided, count)
         if runs.passes(chunks, start):
             found.append(flatten(chunks))
             if not first:
