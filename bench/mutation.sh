@@ -55,8 +55,8 @@ if os.path.exists("src/quizgen/answers.py"):  # kinds as modules, execution/ (is
         "src/quizgen/kinds/myth.py": ["quizgen.kinds.myth.xǁMythKindǁverify*", "quizgen.kinds.myth.x_computed_verdict*"],
         "src/quizgen/kinds/order.py": ["quizgen.kinds.order.xǁOrderKindǁverify*"],
         "src/quizgen/execution/cache.py": ["quizgen.execution.cache.x_job_key*", "quizgen.execution.cache.x__without_places*"],
-        "src/quizgen/execution/order/search.py": [
-            f"quizgen.execution.order.search.x_{f}*"
+        "src/quizgen/execution/worker/order_search/candidates.py": [
+            f"quizgen.execution.worker.order_search.candidates.x_{f}*"
             for f in ("_scoped_names", "dependencies", "relax", "candidate_orders", "distractor_variants")
         ],
     }

@@ -142,8 +142,8 @@ def snapshots(repeat: int = 200) -> None:
     import os
     import time
 
-    from quizgen.execution.order.state import Shared, capture
-    from quizgen.execution.snippets import fresh_namespace
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
+    from quizgen.execution.worker.snippets import fresh_namespace
 
     puzzle = PUZZLES["training step, 9 lines, runs twice"]
     setups = [compile(s["code"], "setup", "exec") for s in puzzle["setup"]]
@@ -189,8 +189,8 @@ def pooled(names: list[str], jobs: int) -> dict[str, float]:
 
 def corpus_figures(n: int, seed: int = BENCH_SEED) -> None:
     """The corpus searched both ways: the share handled fast alone, the worst fast / plain CPU ratio."""
-    from quizgen.execution.order import runs as order_runs
-    from quizgen.execution.snippets import SnippetFailed
+    from quizgen.execution.worker.order_search import search as order_runs
+    from quizgen.execution.worker.snippets import SnippetFailed
 
     fallbacks: list[int] = []
     explore = order_runs._explore
@@ -262,14 +262,14 @@ def main() -> None:
     parser.add_argument("--corpus-only", action="store_true", help="only the corpus' figures")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    from quizgen.execution.order import budget as order_budget
+    from quizgen.execution.worker.order_search import budget as order_budget
 
     order_budget.SECONDS = float("inf")  # the plain search is timed whole, however long
     if args.corpus_only:
         warm()
         corpus_figures(args.corpus)
         return
-    from quizgen.execution.snippets import SnippetFailed
+    from quizgen.execution.worker.snippets import SnippetFailed
 
     names = [n for n in PUZZLES if args.only is None or any(word in n for word in args.only)]
     if args.jobs:

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import pipeline, state
+from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.project import state
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

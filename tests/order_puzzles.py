@@ -50,7 +50,7 @@ def warm() -> None:
     """Import torch and make this process look like a warm worker (one thread, optimizers loaded)."""
     import torch
 
-    from quizgen.execution import runner
+    from quizgen.execution.worker import runner
 
     torch.set_num_threads(1)
     w = torch.nn.Parameter(torch.ones(2))
@@ -63,9 +63,9 @@ def warm() -> None:
 
 def search(puzzle: SearchJob, fast: bool) -> tuple[Result, float]:
     """The search's result and the CPU seconds it took, run here as a worker runs it."""
-    from quizgen.execution import runner
-    from quizgen.execution.order import runs as order_runs
-    from quizgen.execution.snippets import compile_snippet
+    from quizgen.execution.worker import runner
+    from quizgen.execution.worker.order_search import search as order_runs
+    from quizgen.execution.worker.snippets import compile_snippet
 
     runner._register_lines(puzzle)
     runner.reset_state()

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import pipeline, state
+from quizgen import pipeline
 from quizgen.cards.model import Deck
 from quizgen.cli import cli
 from quizgen.errors import CardErrors, OutputError
 from quizgen.execution.pool import Pool
+from quizgen.project import lock, state
 from quizgen.render import anki
-from quizgen.render.anki import lock
 from quizgen.render.anki import notetypes as anki_notetypes
 from quizgen.render.anki import package as anki_package
 from quizgen.render.reuse import Reuse

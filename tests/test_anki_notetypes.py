@@ -10,7 +10,7 @@ import pytest
 from quizgen import kinds, pipeline
 from quizgen.errors import QuizgenError
 from quizgen.execution.pool import Pool
-from quizgen.render.anki import lock
+from quizgen.project import lock
 from quizgen.render.anki import notetypes as anki_notetypes
 
 from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from quizgen import pipeline
-from quizgen.answers import show
+from quizgen.answers.compare import show
+from quizgen.answers.display import FORMATS, round_to, shortest
+from quizgen.answers.typed import judge
 from quizgen.cards.model import Tolerance
-from quizgen.display import FORMATS, round_to, shortest
-from quizgen.spellings import judge
 
 from .quiz_support import as_shown, missing
 
@@ -221,7 +221,7 @@ PIECES = [
 
 
 def test_random_spellings_are_judged_alike_in_python_and_judge_js() -> None:
-    """Beyond the table: judge.js and quizgen.spellings agree on a few thousand random spellings."""
+    """Beyond the table: judge.js and quizgen.answers.typed agree on a few thousand random spellings."""
     node = shutil.which("node")
     if node is None:
         missing("node")

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from quizgen import cli as cli_module
-from quizgen import settings
 from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
+from quizgen.project import settings
 
 from .quiz_support import as_shown
 
@@ -90,8 +90,8 @@ def test_a_pyproject_without_quizgen_settings_is_not_read(tmp_path: Path) -> Non
 
 def test_counts_are_words() -> None:
     from quizgen.errors import count
+    from quizgen.project.lock import Changes
     from quizgen.render.anki import _messages
-    from quizgen.render.anki.lock import Changes
 
     assert [count(n, "deck") for n in (0, 1, 2)] == ["0 decks", "1 deck", "2 decks"]
     removed = _messages(Changes(removed=["gone"]), None)

@@ -46,7 +46,7 @@ def test_a_commit_killed_after_any_step_is_finished_by_the_next_build(
     tmp_path: Path, crash_after: int
 ) -> None:
     _outputs(tmp_path, "old")
-    journal = tmp_path / "state" / staging.JOURNAL  # as in the user's cache directory (quizgen/state.py)
+    journal = tmp_path / "state" / staging.JOURNAL  # as in the user's cache directory (project/state.py)
     stage = staging.Stage(journal)
     stage.file(tmp_path / "out" / "cards.json").write_text("new")
     stage.file(tmp_path / "cards" / "quizgen.lock").write_text("new")

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline, state
+from quizgen import pipeline
 from quizgen.constants import CACHE_KEEP_DAYS
 from quizgen.errors import CardErrors
 from quizgen.execution import cache as cache_module
 from quizgen.execution import pool as execute
 from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
 from quizgen.execution.protocol import Outcome
+from quizgen.project import state
 
 from .conftest import SAMPLE_DECK, write_project
 

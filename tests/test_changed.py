@@ -1,4 +1,4 @@
-"""Where a card's answer changed (quizgen/changed.py): the bisection over the package index's releases
+"""Where a card's answer changed (torch_versions/changed.py): the bisection over the package index's releases
 with a fake runner, pip's listing, and the lock's record the text's {{changed_in}} reads."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import changed, pipeline
-from quizgen.render.anki import lock
+from quizgen import pipeline
+from quizgen.project import lock
+from quizgen.torch_versions import changed
 
 from .test_matrix import INSTALLED, OLD, deck, errors_of, make, record  # noqa: F401
 

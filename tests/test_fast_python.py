@@ -1,4 +1,4 @@
-"""The fast highlighter (render/fast_python.py) gives Pygments' HTML byte for byte, or None."""
+"""The fast highlighter (render/code/fast_python.py) gives Pygments' HTML byte for byte, or None."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quizgen.render import fast_python, lexers
+from quizgen.render.code import fast_python, lexers
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -300,7 +300,7 @@ def test_a_job_in_a_child_of_its_own_names_its_line_too(tmp_path: Path) -> None:
     code = (
         "import tempfile, sys\n"
         "import torch\n"  # imported before, as in a warm worker
-        "from quizgen.execution import isolate, runner\n"
+        "from quizgen.execution.worker import isolate, runner\n"
         "runner.reset_state()\n"
         "job = {'type': 'run', 'answer': True, 'setup': [], 'expr': None,\n"
         "       'code': {'code': 'x = 0\\nwhile True:\\n    x += 1\\n', 'path': 'cards/a.yaml', 'line': 8}}\n"

@@ -1,4 +1,4 @@
-"""The item-writing report (quizgen/guessers.py): answer-blind guessers scored exactly on small decks,
+"""The item-writing report (quizgen/report/guessers.py): answer-blind guessers scored exactly on small decks,
 the warning at the deck when one beats chance by a margin a learner notices, and `check --report`."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from quizgen import guessers, pipeline
+from quizgen import pipeline
 from quizgen.cli import cli
-from quizgen.guessers import Score, choice_scores, myth_scores, order_scores
+from quizgen.report import guessers
+from quizgen.report.guessers import Score, choice_scores, myth_scores, order_scores
 
 
 def test_the_myth_guessers_score_exactly() -> None:

@@ -1,5 +1,5 @@
 """The parent trusts no byte a repository or a snippet hands it (issue 28, finding 8): a FIFO a snippet
-leaves for the stack dump (execution/stuck.py), a lock of 60 MB (lockfile.py), a template asking for
+leaves for the stack dump (worker/stuck.py), a lock of 60 MB (project/lockfile.py), a template asking for
 gigabytes (render/bounded.py). Each hostile project is built as a user builds a clone, by a `quizgen
 build` process under a fake $HOME, its peak memory measured by the process that waited for it."""
 

@@ -1,6 +1,6 @@
 """A repository cannot plant build state or point the build outside itself: a shipped commit journal or
 build cache is never read, and an output folder, cards folder or card file that is a symlink leading
-out of the project is refused (quizgen/state.py, quizgen/confine.py, render/stage.py's recover)."""
+out of the project is refused (project/state.py, project/confine.py, render/stage.py's recover)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The judge's table of cases (tests/cases/judge_cases.json): static/judge.js runs all of them under node
-(tests/js/); quizgen.spellings, its Python twin, reads every typed answer the same way, and
-quizgen.answers.matches judges the authors' declared ones."""
+(tests/js/); quizgen.answers.typed, its Python twin, reads every typed answer the same way, and
+quizgen.answers.compare.matches judges the authors' declared ones."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from quizgen.answers import matches
+from quizgen.answers.compare import matches
+from quizgen.answers.typed import judge
 from quizgen.cards.model import Tolerance
 from quizgen.execution.protocol import ANSWER_TYPES
 from quizgen.kinds.order import partial_order
-from quizgen.kinds.order_answer import accepts, judge_typed
-from quizgen.spellings import judge
+from quizgen.kinds.order.answer import accepts, judge_typed
 
 from .quiz_support import missing
 

@@ -1,4 +1,4 @@
-"""Cards judged on one torch version of the matrix (quizgen/judged.py): `judged_on: "1.13.1"`.
+"""Cards judged on one torch version of the matrix (quizgen/torch_versions/judged.py): `judged_on: "1.13.1"`.
 
 Fast tests stand in for torch 1.13.1 with what the lock recorded of the card's run there: no environment
 is provisioned (QUIZGEN_TORCH_DIR points at an empty folder, as on a machine that never ran `quizgen
@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from quizgen import judged, pipeline, planning, torches
+from quizgen import pipeline, planning
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache
+from quizgen.torch_versions import environments, judged
 
 from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published
 from .test_matrix import make as make_project
@@ -283,10 +284,10 @@ def test_real_torch_113_judges_a_card_built_from_scratch(
     tmp_path: Path, options: Callable[..., pipeline.Options], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
-    if torches.python_for(OLD) is None:
+    if environments.python_for(OLD) is None:
         if os.environ.get("CI") != "true":
             pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`); CI provisions it")
-        torches.provision(OLD)
+        environments.provision(OLD)
     root = make(tmp_path, deck("null"))  # no lock: nothing recorded
     assert "declared answer None but execution gives tensor([0., 0.])" in errors_of(options(root))[0]
     make(root, deck())
@@ -314,7 +315,7 @@ def test_real_torch_113_drift_leaves_out_a_card_about_one_version(
     tmp_path: Path, runner: CliRunner, in_dir: Callable[[Path], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
-    if torches.python_for(OLD) is None:
+    if environments.python_for(OLD) is None:
         pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`)")
     # Judged on the installed torch (None), and a card about every version: drift compares the latter.
     text = deck("null", version=INSTALLED).replace("set_to_none=True", "set_to_none=False")

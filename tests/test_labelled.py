@@ -1,4 +1,4 @@
-"""What a learner reads, checked on every torch version the card is labelled with (quizgen/labelled.py).
+"""What a learner reads, checked on every torch version the card is labelled with (labelled.py).
 
 The outcomes stand in for two torch versions' runs of the same card (the real torch 1.13.1 runs in
 tests/test_matrix.py's slow tests): each sentence false on one version is an error with both values.
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import labelled, pipeline
+from quizgen import pipeline
 from quizgen.cards import loader
 from quizgen.cards.model import Card, Tolerance
 from quizgen.execution.protocol import Answer, Outcome
+from quizgen.torch_versions import labelled
 
 from .conftest import write_project
 from .test_matrix import INSTALLED, OLD, errors_of, make, torch_113  # noqa: F401 (a fixture)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from quizgen.errors import QuizgenError
+from quizgen.project import lock
+from quizgen.project.lock import CardEntry, Lock, NoteState, NotetypeState
 from quizgen.render import anki
-from quizgen.render.anki import lock
-from quizgen.render.anki.lock import CardEntry, Lock, NoteState, NotetypeState
 from quizgen.render.stage import Stage
 
 TYPES = {"1": NotetypeState("quizgen value", "t1", ("Id", "Question"))}

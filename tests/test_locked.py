@@ -1,4 +1,4 @@
-"""`quizgen check --locked` (quizgen/locked.py): fails, naming each card, when a build would change the lock,
+"""`quizgen check --locked` (project/locked.py): fails, naming each card, when a build would change the lock,
 and writes nothing."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from quizgen import matrix
 from quizgen.cli import cli
 from quizgen.errors import count
+from quizgen.torch_versions import matrix
 
 from .conftest import SAMPLE_DECK, write_project
 from .test_matrix import deck, make, record

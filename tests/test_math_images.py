@@ -15,7 +15,7 @@ from quizgen import pipeline
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
 from quizgen.render import markup
-from quizgen.render.mathml import mathml, problem
+from quizgen.render.math.mathml import mathml, problem
 from quizgen.render.view import card_key
 
 from .conftest import write_project

@@ -1,4 +1,4 @@
-"""The torch matrix (quizgen/matrix.py): a project's cards verified on several torch versions.
+"""The torch matrix (quizgen/torch_versions/matrix.py): a project's cards verified on several torch versions.
 
 Fast tests stand in for an older torch with what the lock recorded for it: the session's cache
 directory (conftest's) has no environment provisioned, as a machine that never ran `quizgen torch add`.
@@ -18,19 +18,21 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from quizgen import kinds, matrix, pipeline, settings, torches
+from quizgen import kinds, pipeline
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.cli import cli
 from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import CardErrors
+from quizgen.project import settings
+from quizgen.torch_versions import environments, matrix
 
 from .conftest import write_project
 from .quiz_support import as_shown
 
 INSTALLED = matrix.installed()
 OLD = "1.13.1"
-REAL_TORCHES = torches.root()  # where this user keeps environments (read before conftest moves the cache)
+REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 
 ZERO_GRAD_CARD = """\
 deck: Matrix
@@ -238,7 +240,7 @@ def test_without_the_older_environment_the_lock_is_used_and_said_once(
 ) -> None:
     root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])
     record(root, {OLD: "tensor([0., 0.])"})
-    assert torches.python_for(OLD) is None  # conftest's cache directory: nothing provisioned
+    assert environments.python_for(OLD) is None  # conftest's cache directory: nothing provisioned
     in_dir(root)
     result = runner.invoke(cli, ["build", "-j", "1"])
     assert result.exit_code == 0, result.output
@@ -340,10 +342,10 @@ def torch_113(monkeypatch: pytest.MonkeyPatch) -> str:
     """The real torch 1.13.1 where this user keeps environments: in CI provisioned there when missing
     (a download of about 2.5 GB, once); elsewhere the test is skipped without it."""
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
-    if torches.python_for(OLD) is None:
+    if environments.python_for(OLD) is None:
         if os.environ.get("CI") != "true":
             pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`); CI provisions it")
-        torches.provision(OLD)
+        environments.provision(OLD)
     return OLD
 
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from quizgen import pipeline
 from quizgen.cli import cli
-from quizgen.kinds import order_accepted as oa
-from quizgen.kinds.order_accepted import Puzzle
+from quizgen.kinds.order import accepted as oa
+from quizgen.kinds.order.accepted import Puzzle
 
 from .conftest import write_project
 

@@ -1,4 +1,4 @@
-"""An order puzzle's answer as learners read it (kinds/order_answer.py): the reference order as code, the
+"""An order puzzle's answer as learners read it (kinds/order/answer.py): the reference order as code, the
 blocks that may move marked with where they may go, from the before-pairs or from the list of orders."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from quizgen import pipeline
 from quizgen.kinds.order import partial_order
-from quizgen.kinds.order_answer import readable_answer
+from quizgen.kinds.order.answer import readable_answer
 
 from .order_decks import DECK
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline, settings
+from quizgen import pipeline
 from quizgen.errors import CardErrors
+from quizgen.project import settings
 from quizgen.render.view import card_key
 
 from .order_decks import deck

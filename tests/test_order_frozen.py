@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from quizgen.execution.order import frozen as order_frozen
-from quizgen.execution.order import runs as order_runs
-from quizgen.execution.order import state as order_state
+from quizgen.execution.worker.order_search import frozen as order_frozen
+from quizgen.execution.worker.order_search import program_state as order_state
+from quizgen.execution.worker.order_search import search as order_runs
 
 from .order_puzzles import job, search
 

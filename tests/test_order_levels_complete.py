@@ -18,8 +18,8 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.errors import CardErrors
-from quizgen.execution.order.budget import OverBudget
-from quizgen.kinds.order_answer import judge_typed
+from quizgen.execution.worker.order_search.budget import OverBudget
+from quizgen.kinds.order.answer import judge_typed
 
 from .order_puzzles import PATH, job, random_loop_puzzle, search
 from .quiz_support import missing
@@ -139,7 +139,7 @@ def test_a_level_space_too_big_to_search_ends_with_a_located_verdict(
 
 
 def test_a_distractor_space_too_big_to_search_is_a_verdict_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    from quizgen.execution.order import levels
+    from quizgen.execution.worker.order_search import levels
 
     monkeypatch.setattr(levels, "MAX_CANDIDATES", 20)
     puzzle = job(
@@ -248,8 +248,8 @@ def test_steps_with_one_key_compile_to_the_same_code_but_for_columns(seed: int) 
     """Every statement a puzzle's blocks make at any levels, grouped by same_code: within a group the
     numbered code (as the search runs it) is the same, line for line; and the groups do join steps
     (a suite indented by more levels)."""
-    from quizgen.execution.order.levels import space
-    from quizgen.execution.order.steps import Runs
+    from quizgen.execution.worker.order_search.levels import space
+    from quizgen.execution.worker.order_search.steps import Runs
 
     rng = random.Random(seed)
     if seed == 0:
@@ -275,8 +275,8 @@ def test_steps_with_one_key_compile_to_the_same_code_but_for_columns(seed: int) 
 def test_running_same_statements_once_changes_no_answer(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """The search joining steps that are the same code (and the plain search running such candidates
     once) answers as the plain search running every arrangement, distractor spaces included."""
-    from quizgen.execution.order import runs as order_runs
-    from quizgen.execution.order.steps import Runs
+    from quizgen.execution.worker.order_search import search as order_runs
+    from quizgen.execution.worker.order_search.steps import Runs
 
     monkeypatch.setattr(order_runs, "SMALL", 0.0)  # the fast search, however small
     rng = random.Random(100 + seed)

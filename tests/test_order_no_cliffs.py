@@ -13,9 +13,9 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.errors import CardErrors
-from quizgen.execution.order import runs as order_runs
-from quizgen.execution.snippets import SnippetFailed
-from quizgen.kinds.order_answer import judge_typed
+from quizgen.execution.worker.order_search import search as order_runs
+from quizgen.execution.worker.snippets import SnippetFailed
+from quizgen.kinds.order.answer import judge_typed
 
 from .order_corpus import CORPUS_SEED, corpus
 from .order_puzzles import job, search
@@ -90,7 +90,7 @@ def test_a_puzzle_whose_accepted_set_is_huge_ends_with_a_verdict() -> None:
 
 def test_a_search_past_its_memory_budget_ends_with_a_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory is read between steps; past the budget the search stops with what is wrong."""
-    from quizgen.execution.order import budget as order_budget
+    from quizgen.execution.worker.order_search import budget as order_budget
 
     reads = iter([1 << 30] * 2)  # at the start; then the search has grown by a terabyte
     monkeypatch.setattr(order_budget, "_vsize", lambda: next(reads, 1 << 40))

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("warm_search")
 @pytest.fixture(autouse=True)
 def always_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every search here runs fast, however small (else a small one is run plain, by choice)."""
-    from quizgen.execution.order import runs as order_runs
+    from quizgen.execution.worker.order_search import search as order_runs
 
     monkeypatch.setattr(order_runs, "SMALL", 0.0)
     monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
@@ -163,7 +163,7 @@ def test_multi_line_blocks_run_as_they_are_written() -> None:
 def test_commuting_lines_merge_and_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """Orders that reach the same state merge: the fast search runs a fraction of the steps the plain
     one runs (work counted, not time: the two cost about the same here, and time is noise under load)."""
-    from quizgen.execution.order.steps import Runs
+    from quizgen.execution.worker.order_search.steps import Runs
 
     ran = {"steps": 0}
     step = Runs.step
@@ -224,7 +224,7 @@ def _namespace(code: str) -> dict[str, object]:
 
 
 def test_a_copy_is_faithful_and_independent() -> None:
-    from quizgen.execution.order.state import Shared, capture
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
 
     ns = _namespace(
         "model = torch.nn.Linear(2, 1)\n"
@@ -254,7 +254,7 @@ def test_a_copy_is_faithful_and_independent() -> None:
 
 
 def test_what_cannot_be_copied_makes_the_state_opaque() -> None:
-    from quizgen.execution.order.state import Opaque, Shared, capture
+    from quizgen.execution.worker.order_search.program_state import Opaque, Shared, capture
 
     cases = {
         "a graph": "w = torch.ones(2, requires_grad=True)\nloss = (w * 2).sum()\n",
@@ -272,7 +272,7 @@ def test_what_cannot_be_copied_makes_the_state_opaque() -> None:
 
 
 def test_equal_states_and_only_those_have_equal_fingerprints() -> None:
-    from quizgen.execution.order.state import Shared, capture
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
 
     def fingerprint(code: str) -> object:
         ns = _namespace(code)
@@ -348,7 +348,7 @@ def test_the_view_gives_the_judge_the_graph_and_the_feedback(
 def test_only_what_no_step_can_reach_is_set_aside() -> None:
     """A variable only the check reads is shared by every branch (order.state.apart) unless a step can
     reach one of its objects, or it reaches a class of the card's (whose insides are not walked)."""
-    from quizgen.execution.order.state import apart
+    from quizgen.execution.worker.order_search.program_state import apart
 
     setup = "model = torch.nn.Linear(2, 1)\n"
     ns = _namespace(setup + "ref = torch.nn.Linear(2, 1); ref.load_state_dict(model.state_dict())\n")
@@ -359,7 +359,7 @@ def test_only_what_no_step_can_reach_is_set_aside() -> None:
 
 
 def test_the_reference_model_is_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    from quizgen.execution.order import runs as order_runs
+    from quizgen.execution.worker.order_search import search as order_runs
 
     aside = []
     explore = order_runs._explore
@@ -392,8 +392,8 @@ def test_what_is_set_aside_stays_as_the_plain_search_sees_it() -> None:
 def test_tensors_are_compared_by_the_bytes_they_span() -> None:
     """Bytes of a storage that no tensor spans (an op's unused, uninitialized output) are no part of
     the state, unless some code can read a storage beyond its tensors."""
-    from quizgen.execution.order.names import views_only
-    from quizgen.execution.order.state import Shared, capture
+    from quizgen.execution.worker.order_search.names import views_only
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
 
     def fingerprint(code: str, spans: bool) -> object:
         return capture(_namespace(code), ["a"], Shared(), copy=False, spans=spans)[0]
@@ -429,7 +429,7 @@ def test_one_slow_sample_does_not_make_copies_look_dear_for_good() -> None:
     a rebuild is not run, so never measured again, and every state was rebuilt from setup (and a
     fingerprint mean of 12 ms stopped comparisons). A sample counts at most OUTLIER means; a cost that
     truly grows is still followed."""
-    from quizgen.execution.order.costs import Costs
+    from quizgen.execution.worker.order_search.costs import Costs
 
     costs = Costs()
     for _ in range(10):
@@ -450,7 +450,7 @@ def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
     search runs none of them. The fast search ran their other steps first (3,920 statements compiled to
     run against the plain search's 3,271; 1.6 times its CPU time); now it takes only steps that lead on
     to a candidate that compiles throughout (order.program.Onward), and runs no statement plain does not."""
-    from quizgen.execution.order.steps import Runs
+    from quizgen.execution.worker.order_search.steps import Runs
 
     from .order_unseen import closure_lbfgs
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from quizgen import pipeline
-from quizgen.execution.order.split import SPLIT_FROM, Split, candidates, worth_splitting
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Outcome, Result
+from quizgen.execution.worker.order_search.split import SPLIT_FROM, Split, candidates, worth_splitting
 
 from .order_puzzles import job, search
 
@@ -68,7 +68,7 @@ def test_a_search_is_split_only_where_its_parts_meet_different_states() -> None:
 
 
 def test_a_failing_part_is_the_result_the_unsplit_search_gives(warm_search: None) -> None:
-    from quizgen.execution.runner import execute_job
+    from quizgen.execution.worker.runner import execute_job
 
     broken = job("log = []\n", LINES, CHECK.replace("0, 1, 2", "2, 1, 0"))
     split = Split({"k": broken}, 2)

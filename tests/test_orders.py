@@ -6,9 +6,14 @@ import math
 from pathlib import Path
 
 from quizgen.cards import loader
-from quizgen.execution.order.feedback import look_alike
-from quizgen.execution.order.program import Orders, Program, shape
-from quizgen.execution.order.search import candidate_orders, dependencies, distractor_variants, relax
+from quizgen.execution.worker.order_search.candidates import (
+    candidate_orders,
+    dependencies,
+    distractor_variants,
+    relax,
+)
+from quizgen.execution.worker.order_search.feedback import look_alike
+from quizgen.execution.worker.order_search.program import Orders, Program, shape
 from quizgen.kinds.order import partial_order
 
 STEP = ["opt.zero_grad()", "loss = model(x).sum()", "loss.backward()", "opt.step()"]

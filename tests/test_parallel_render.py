@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline, state
+from quizgen import pipeline
 from quizgen.errors import OutputError
+from quizgen.project import state
 from quizgen.render import parallel
 from quizgen.render.anki import AnkiRenderer
 

@@ -1,6 +1,6 @@
 """DDP on gloo in the worker itself (issue 21): a job that makes a process group and destroys it is
 cached, keeps its worker, and its namespace is let go without the deadlock a DDP model's Reducer can
-start by ending the group while holding the GIL (execution/process_groups.py, docs/execution.md)."""
+start by ending the group while holding the GIL (execution/worker/process_groups.py, docs/execution.md)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ SCRIPT = """
 import os, sys, tempfile
 import torch, torch.nn as nn
 import torch.distributed as dist
-import torch.distributed.nn  # as the warm zygote does (quizgen.execution.warm)
+import torch.distributed.nn  # as the warm zygote does (quizgen.execution.worker.warm)
 from torch.nn.parallel import DistributedDataParallel as DDP
 from quizgen.execution import process_groups
 

@@ -13,8 +13,8 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
-from quizgen.render import moodle, qti
 from quizgen.render.base import Project
+from quizgen.render.lms import moodle, qti
 from quizgen.render.stage import Stage
 
 from .conftest import SAMPLE_DECK, write_project

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from quizgen import pipeline, settings
+from quizgen import pipeline
 from quizgen.errors import CardErrors
+from quizgen.project import settings
 
 from .quiz_support import close_tab, open_tab
 

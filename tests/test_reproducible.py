@@ -20,15 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import matrix, pipeline, torches
+from quizgen import pipeline
 from quizgen.execution.cache import torch_version
+from quizgen.torch_versions import environments, matrix
 
 from .conftest import SAMPLE_DECK, write_project
 
 INSTALLED = matrix.installed()
 EXTRA = "2.12.0"  # a version of the matrix that only the author's machine has
 REPO = Path(__file__).resolve().parent.parent
-REAL_TORCHES = torches.root()  # where this user keeps environments (read before conftest moves the cache)
+REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 
 MATRIX_DECK = """\
 deck: Matrix
@@ -136,7 +137,7 @@ def test_the_shipped_deck_builds_the_same_bytes_with_and_without_torch_1_13(tmp_
     committed lock as it is."""
     if (REAL_TORCHES / "1.13.1" / "bin" / "python").exists() is False:
         if os.environ.get("CI") == "true":
-            torches.provision("1.13.1")
+            environments.provision("1.13.1")
         else:
             pytest.skip("torch 1.13.1 is not provisioned (`quizgen torch add 1.13.1`); CI provisions it")
     committed = (REPO / "cards" / "quizgen.lock").read_bytes()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
-from quizgen.execution import runner
+from quizgen.execution.worker import runner
 
 
 def _job(path: str, line: int, code: str, setup: list[dict[str, Any]] | None = None) -> Any:
@@ -35,7 +35,7 @@ def test_code_compiled_far_down_a_file_names_its_lines_in_tracebacks(tmp_path: A
     comprehensions, and the answer expression rewritten to note its dtype, keep their card-file lines."""
     import traceback
 
-    from quizgen.execution import describe, snippets
+    from quizgen.execution.worker import describe, snippets
 
     path = str(tmp_path / "deck.yaml")
     code = "def f(x):\n    return [1 / v for v in x]\n\ny = f([1, 0])\n"
@@ -57,7 +57,7 @@ def test_code_compiled_far_down_a_file_names_its_lines_in_tracebacks(tmp_path: A
 def test_a_syntax_error_names_its_line_in_the_card_file(tmp_path: Any) -> None:
     import pytest
 
-    from quizgen.execution import snippets
+    from quizgen.execution.worker import snippets
 
     snippet = {"code": "x = 1\ny = (\n", "path": str(tmp_path / "deck.yaml"), "line": 300}
     with pytest.raises(SyntaxError) as caught:
@@ -67,7 +67,7 @@ def test_a_syntax_error_names_its_line_in_the_card_file(tmp_path: Any) -> None:
 
 def test_a_setup_stays_compiled_while_hundreds_of_card_snippets_pass(tmp_path: Any) -> None:
     """A worker that reaches a new deck after hundreds of jobs still compiles that deck's setup once."""
-    from quizgen.execution import snippets
+    from quizgen.execution.worker import snippets
 
     path = str(tmp_path / "deck.yaml")
 

@@ -1,5 +1,5 @@
 """Building a stranger's cards: snippets run without network, with a read-only file system and an
-empty $HOME (execution/sandbox.py). Each test builds a hostile deck and looks for what leaked."""
+empty $HOME (execution/sandbox/bwrap.py). Each test builds a hostile deck and looks for what leaked."""
 
 from __future__ import annotations
 
@@ -209,11 +209,11 @@ def test_sandbox_off_runs_with_the_users_rights(tmp_path: Path, fake_home: Path)
 def test_a_python_installed_under_tmp_is_bound_onto_the_fresh_tmp_not_hidden_by_it(tmp_path: Path) -> None:
     """A clone in /tmp (CI's, a user's) has its venv there: bound before the sandbox's own /tmp was
     mounted, it vanished under it and bwrap could not start the pool ('execvp ...: No such file')."""
-    from quizgen.execution import sandbox
+    from quizgen.execution.sandbox import bwrap
 
     venv = tmp_path / "clone" / ".venv"
     venv.mkdir(parents=True)
-    launch = sandbox.launch(["true"], {"PYTHONPATH": ""}, keep=[str(venv)])
+    launch = bwrap.launch(["true"], {"PYTHONPATH": ""}, keep=[str(venv)])
     launch.close()
     argv = launch.argv
     tmpfs = max(i for i, arg in enumerate(argv) if arg == "--tmpfs" and argv[i + 1] == "/tmp")

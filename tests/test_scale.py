@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from quizgen import pipeline, state
+from quizgen import pipeline
 from quizgen.cards import loader
-from quizgen.render import anki, cards_json, highlighting, manifest, markup, prepare, present, quiz
-from quizgen.render.anki import lock
+from quizgen.project import lock, state
+from quizgen.render import anki, cards_json, manifest, markup, prepare, present, quiz
+from quizgen.render.code import highlighting
 from quizgen.render.prepare import Preparation
 from quizgen.render.view import card_key
 

@@ -14,12 +14,12 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
-from quizgen.render import scorm
+from quizgen.project.settings import Exports
 from quizgen.render.base import Project
+from quizgen.render.lms import scorm
 from quizgen.render.stage import Stage
 from quizgen.render.templating import TemplateProblem
 from quizgen.render.view import card_key
-from quizgen.settings import Exports
 
 from .conftest import SAMPLE_DECK, write_project
 from .quiz_support import SAMPLE_IDS, close_tab, npm_file, open_tab
@@ -206,7 +206,7 @@ def test_a_quiz_run_reports_its_score_and_each_card_to_the_lms(
     assert [values[f"cmi.interactions.{n}.id"] for n in range(len(SAMPLE_IDS))] == list(
         map(card_key, SAMPLE_IDS)
     )
-    # As an LMS would grade each card (render/question.py): the order puzzle accepts three orders, the shape
+    # As an LMS would grade each card (lms/question.py): the order puzzle accepts three orders, the shape
     # and the basic card only quizgen's judge can, so they are of no type the LMS knows.
     types = [values[f"cmi.interactions.{n}.type"] for n in range(len(SAMPLE_IDS))]
     if version == "1.2":

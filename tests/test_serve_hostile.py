@@ -1,7 +1,7 @@
 """Issue 28 finding 3: `quizgen serve` sent a `build/quiz/` the repository shipped, and followed its links:
 a secret in $HOME was served before the first build ended and after it failed, `/h/` listed the home
 folder. Serve now sends only the files the last good build of the session wrote (its manifest), read
-through no link, and each only while it is what the build wrote (quizgen/serve.py, quizgen/files.py)."""
+through no link, and each only while it is what the build wrote (quizgen/serve.py, project/files.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from quizgen import files, pipeline, serve
+from quizgen import pipeline, serve
 from quizgen.execution.pool import Pool
+from quizgen.project import files
 
 from .conftest import write_project
 from .test_serve import wait_for

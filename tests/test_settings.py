@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from quizgen import pipeline, settings
+from quizgen import pipeline
 from quizgen.cli import cli
 from quizgen.errors import CardErrors
+from quizgen.project import settings
 
 THIRD = (
     "deck: T\ncards:\n  - id: third\n    kind: value\n    ask: q\n    code: x = 1 / 3\n"

@@ -191,7 +191,7 @@ def test_no_attribute_tells_a_myths_verdict(shipped: pipeline.Report) -> None:
 
 def test_the_shipped_deck_passes_the_item_writing_report(shipped: pipeline.Report) -> None:
     """No answer-blind guesser beats chance by a margin a learner would notice, per deck or over all."""
-    from quizgen import guessers
+    from quizgen.report import guessers
 
     assert [str(w) for w in shipped.warnings if "guessing" in w.message] == []
     table = guessers.table(shipped.decks)

@@ -1,10 +1,10 @@
-"""Where a timed-out snippet was (quizgen/execution/stuck.py), read from the stack its process dumped."""
+"""Where a timed-out snippet was (execution/worker/stuck.py), read from the stack its process dumped."""
 
 from __future__ import annotations
 
 import time
 
-from quizgen.execution import stuck
+from quizgen.execution.worker import stuck
 
 
 def test_the_dump_is_read_in_linear_time() -> None:

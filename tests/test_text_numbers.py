@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from quizgen import display, pipeline, prose
+from quizgen import pipeline
+from quizgen.answers import display, placeholders
 from quizgen.execution.pool import Pool
 from quizgen.render.markup import markdown
 from quizgen.render.view import card_key
@@ -77,7 +78,7 @@ def page_of(report: pipeline.Report) -> Path:
 def test_a_value_reads_as_written_wherever_it_lands(
     written: str, value: str, codes: list[str], text: str
 ) -> None:
-    rendered = markdown(prose.fill(written, {"o": value}))
+    rendered = markdown(placeholders.fill(written, {"o": value}))
     found = [_text(c) for c in re.findall(r"<code>(.*?)</code>", rendered, re.S)]
     assert found == codes, rendered
     assert _text(rendered).strip() == text, rendered
@@ -85,8 +86,8 @@ def test_a_value_reads_as_written_wherever_it_lands(
 
 
 def test_tex_in_math_stays_tex() -> None:
-    assert prose.fill("\\( {{x}} \\)", {"x": "\\frac{1}{2}"}) == "\\( \\frac{1}{2} \\)"
-    assert prose.fill("it is {{x}}", {"x": "\\(a_1\\) *b*"}) == "it is \\(a_1\\) \\*b\\*"
+    assert placeholders.fill("\\( {{x}} \\)", {"x": "\\frac{1}{2}"}) == "\\( \\frac{1}{2} \\)"
+    assert placeholders.fill("it is {{x}}", {"x": "\\(a_1\\) *b*"}) == "it is \\(a_1\\) \\*b\\*"
 
 
 def _text(fragment: str) -> str:
@@ -149,7 +150,7 @@ def test_a_float64_shows_without_decimal_noise(x: float, shown: str) -> None:
 
 
 def test_lists_of_float64_show_without_noise() -> None:
-    from quizgen.execution.describe import describe
+    from quizgen.execution.worker.describe import describe
 
     assert describe([0.1 + 0.2, 1 - 0.96])["display"] == "[0.3, 0.04]"
     assert describe((1 / 3, 2.0))["display"] == "(0.3333333333333333, 2.0)"

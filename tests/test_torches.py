@@ -17,17 +17,17 @@ import pytest
 from click.testing import CliRunner
 
 import quizgen
-from quizgen import drift, torches
 from quizgen.cards import loader
 from quizgen.cards.model import Card
 from quizgen.cli import cli
 from quizgen.execution import pool
 from quizgen.execution.cache import job_key, torch_version
 from quizgen.execution.protocol import Answer, Outcome, RunJob
+from quizgen.torch_versions import drift, environments
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
-REAL_TORCHES = torches.root()
-PIP = list(torches.PIP)  # the command that runs pip (the fixture below fakes it)
+REAL_TORCHES = environments.root()
+PIP = list(environments.PIP)  # the command that runs pip (the fixture below fakes it)
 
 FAKE_PIP = """\
 import json, os, pathlib, sys
@@ -63,23 +63,23 @@ def envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(where))
     fake = tmp_path / "fake_pip.py"
     fake.write_text(FAKE_PIP)
-    monkeypatch.setattr(torches, "PIP", [sys.executable, str(fake), "{python}"])
+    monkeypatch.setattr(environments, "PIP", [sys.executable, str(fake), "{python}"])
     return where
 
 
-def provision(version: str, progress: torches.Progress | None = None) -> torches.Environment:
-    return torches.provision(version, progress, pip=torches.PIP)
+def provision(version: str, progress: environments.Progress | None = None) -> environments.Environment:
+    return environments.provision(version, progress, pip=environments.PIP)
 
 
 def test_where_environments_live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("QUIZGEN_TORCH_DIR", raising=False)
     monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path / "c"))
-    assert torches.folder("1.13.1") == tmp_path / "c" / "torch" / "1.13.1"
+    assert environments.folder("1.13.1") == tmp_path / "c" / "torch" / "1.13.1"
     monkeypatch.delenv("QUIZGEN_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
-    assert torches.folder("2.0.1") == tmp_path / "x" / "quizgen" / "torch" / "2.0.1"
+    assert environments.folder("2.0.1") == tmp_path / "x" / "quizgen" / "torch" / "2.0.1"
     monkeypatch.setenv("QUIZGEN_TORCH_DIR", str(tmp_path / "t"))
-    assert torches.folder("2.0.1") == tmp_path / "t" / "2.0.1"
+    assert environments.folder("2.0.1") == tmp_path / "t" / "2.0.1"
 
 
 ARABIC_INDIC = "\u0661.\u0662.\u0663"  # digits to a regular expression's `\d`, not to pip
@@ -88,8 +88,8 @@ NOT_VERSIONS = ["1.13", "latest", "../1.13.1", "1.13.1/x", "2.0.1+cpu", "torch==
 
 @pytest.mark.parametrize("bad", NOT_VERSIONS)
 def test_a_version_is_three_numbers(bad: str) -> None:
-    with pytest.raises(torches.TorchError) as caught:
-        torches.folder(bad)
+    with pytest.raises(environments.TorchError) as caught:
+        environments.folder(bad)
     assert (
         caught.value.message
         == f"'{bad}' is not a torch version: give its three numbers, like 1.13.1 or 2.4.0"
@@ -97,18 +97,18 @@ def test_a_version_is_three_numbers(bad: str) -> None:
 
 
 def test_numpy_before_2_for_a_torch_built_against_numpy_1() -> None:
-    assert torches.requirements("1.13.1") == ["torch==1.13.1", "numpy<2"]
-    assert torches.requirements("2.2.2") == ["torch==2.2.2", "numpy<2"]
-    assert torches.requirements("2.3.0") == ["torch==2.3.0", "numpy<2"]
-    assert torches.requirements("2.3.1") == ["torch==2.3.1", "numpy"]
-    assert torches.requirements("2.13.0") == ["torch==2.13.0", "numpy"]
+    assert environments.requirements("1.13.1") == ["torch==1.13.1", "numpy<2"]
+    assert environments.requirements("2.2.2") == ["torch==2.2.2", "numpy<2"]
+    assert environments.requirements("2.3.0") == ["torch==2.3.0", "numpy<2"]
+    assert environments.requirements("2.3.1") == ["torch==2.3.1", "numpy"]
+    assert environments.requirements("2.13.0") == ["torch==2.13.0", "numpy"]
 
 
 def test_the_installed_torch_runs_under_quizgens_own_python() -> None:
-    installed = torches.installed_version()
+    installed = environments.installed_version()
     assert installed is not None and installed == torch_version()  # the same metadata, no import
-    assert torches.python_for(torches.public(installed)) == Path(sys.executable)
-    assert torches.torch_of(Path(sys.executable)) == installed
+    assert environments.python_for(environments.public(installed)) == Path(sys.executable)
+    assert environments.torch_of(Path(sys.executable)) == installed
 
 
 def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Path, monkeypatch) -> None:
@@ -117,7 +117,7 @@ def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Pa
     spec = importlib.util.find_spec("torch")  # found, not imported
     assert spec is not None and spec.origin is not None
     monkeypatch.setenv("PYTHONPATH", str(Path(spec.origin).parent.parent))  # a torch pip must not see
-    assert torches.listing() == [] and torches.python_for("1.13.1") is None
+    assert environments.listing() == [] and environments.python_for("1.13.1") is None
     made = provision("1.13.1")
     seen = json.loads(report.read_text())
     # While pip ran, the version's folder did not exist and nothing was listed: a half-made
@@ -130,8 +130,8 @@ def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Pa
         "pythonpath": None,
     }
     assert made.path == envs / "1.13.1" and made.python == envs / "1.13.1" / "bin" / "python"
-    assert torches.python_for("1.13.1") == made.python
-    assert torches.torch_of(made.python) == "1.13.1"
+    assert environments.python_for("1.13.1") == made.python
+    assert environments.torch_of(made.python) == "1.13.1"
     assert [p.name for p in envs.iterdir()] == ["1.13.1"]  # no partial folder left
     monkeypatch.delenv("PYTHONPATH")
     # Its own Python, without quizgen's site-packages: it cannot import quizgen's dependencies.
@@ -142,7 +142,7 @@ def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Pa
         check=False,
     )
     assert out.stdout == "1.13.1\n" and "No module named 'click'" in out.stderr
-    [listed] = torches.listing()
+    [listed] = environments.listing()
     assert (listed.version, listed.path) == ("1.13.1", made.path) and listed.size > 200_000
 
 
@@ -159,19 +159,19 @@ def test_provision_again_keeps_the_environment(envs: Path, tmp_path: Path, monke
     first = provision("1.13.1")
     marker = first.path / "kept"
     marker.write_text("")
-    monkeypatch.setattr(torches, "PIP", ["false"])  # pip is not run again
+    monkeypatch.setattr(environments, "PIP", ["false"])  # pip is not run again
     assert provision("1.13.1").path == first.path and marker.exists()
 
 
 def test_a_failed_provision_leaves_nothing_and_says_why(envs: Path) -> None:
-    with pytest.raises(torches.TorchError) as caught:
+    with pytest.raises(environments.TorchError) as caught:
         provision("9.9.9")
     assert caught.value.message == (
         "could not provision torch 9.9.9: Could not find a version that satisfies the requirement "
         "torch==9.9.9 (from versions: 1.13.0, 1.13.1)"
     )
     assert list(envs.iterdir()) == []
-    with pytest.raises(torches.TorchError) as caught:
+    with pytest.raises(environments.TorchError) as caught:
         provision("7.7.7")
     assert caught.value.message == "torch 7.7.7: pip finished but did not install torch 7.7.7"
     assert list(envs.iterdir()) == []
@@ -191,8 +191,8 @@ def test_provisioning_in_a_card_repository_never_imports_its_files(
     monkeypatch.chdir(repo)
     provision("1.13.1")  # the venv made by `python -m venv` (pip faked)
     assert not (tmp_path / "venv").exists()
-    with pytest.raises(torches.TorchError) as caught:  # pip's own command; the environment has no pip
-        torches.provision("2.0.1", pip=PIP)
+    with pytest.raises(environments.TorchError) as caught:  # pip's own command; the environment has no pip
+        environments.provision("2.0.1", pip=PIP)
     assert "No module named pip" in caught.value.message
     assert not (tmp_path / "pip").exists()
 
@@ -205,7 +205,7 @@ def test_what_a_cut_short_provisioning_left_is_cleaned(envs: Path) -> None:
     (stale / "bin" / "python").write_text("")
     alive = envs / f".partial-2.0.1-{os.getpid()}"  # another provisioning, still running
     alive.mkdir()
-    assert torches.listing() == []  # never listed, never used
+    assert environments.listing() == []  # never listed, never used
     provision("2.4.0")
     assert sorted(p.name for p in envs.iterdir()) == sorted(["2.4.0", alive.name])
 
@@ -213,12 +213,12 @@ def test_what_a_cut_short_provisioning_left_is_cleaned(envs: Path) -> None:
 def test_remove(envs: Path) -> None:
     provision("1.13.1")
     provision("2.0.1")
-    assert [e.version for e in torches.listing()] == ["1.13.1", "2.0.1"]
-    assert torches.remove("1.13.1") == envs / "1.13.1"
-    assert [e.version for e in torches.listing()] == ["2.0.1"]
+    assert [e.version for e in environments.listing()] == ["1.13.1", "2.0.1"]
+    assert environments.remove("1.13.1") == envs / "1.13.1"
+    assert [e.version for e in environments.listing()] == ["2.0.1"]
     assert [p.name for p in envs.iterdir()] == ["2.0.1"]
-    with pytest.raises(torches.TorchError) as caught:
-        torches.remove("1.13.1")
+    with pytest.raises(environments.TorchError) as caught:
+        environments.remove("1.13.1")
     assert (
         caught.value.message == "torch 1.13.1 is not provisioned (`quizgen torch list` shows those that are)"
     )
@@ -237,7 +237,7 @@ def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     result = runner.invoke(cli, ["torch", "list"])
     assert result.exit_code == 0, result.output
     installed, provisioned = result.output.splitlines()
-    assert installed == f"{torches.installed_version()}  installed with quizgen"
+    assert installed == f"{environments.installed_version()}  installed with quizgen"
     assert provisioned.startswith("1.13.1  ") and provisioned.endswith(f"  {envs / '1.13.1'}")
     result = runner.invoke(cli, ["torch", "remove", "1.13.1"])
     assert (result.exit_code, result.output) == (0, f"removed {envs / '1.13.1'}\n")
@@ -278,17 +278,17 @@ def test_pip_failure_names_the_conflict() -> None:
         b"    The user requested (constraint) torch<=2.14.1\n\nTo fix this you could try to:\n"
         b"ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/\n"
     )
-    assert torches.pip_failure(output) == (
+    assert environments.pip_failure(output) == (
         "Cannot install torch==2.15.0 because these package versions have conflicting dependencies. "
         "(The user requested torch==2.15.0; The user requested (constraint) torch<=2.14.1)"
     )
-    assert torches.pip_failure(b"\x1b[31mSomething broke\x1b[0m\r\n") == "Something broke"
+    assert environments.pip_failure(b"\x1b[31mSomething broke\x1b[0m\r\n") == "Something broke"
 
 
 def test_check_under_a_torch_not_provisioned_downloads_nothing(
     envs: Path, runner: CliRunner, project: Callable[..., Path], monkeypatch
 ) -> None:
-    monkeypatch.setattr(torches, "PIP", ["false"])  # any pip run would fail the check loudly
+    monkeypatch.setattr(environments, "PIP", ["false"])  # any pip run would fail the check loudly
     root = project({"a.yaml": ZERO_GRAD})
     args = ["check", "--cards", str(root / "cards"), "--out", str(root / "build"), "--torch", "1.13.1"]
     result = runner.invoke(cli, args)
@@ -301,10 +301,10 @@ def test_check_under_a_torch_not_provisioned_downloads_nothing(
 
 
 def test_another_torchs_pool_sees_quizgen_alone(envs: Path) -> None:
-    path = torches.import_path()
+    path = environments.import_path()
     assert [p.name for p in path.iterdir()] == ["quizgen"]
     assert (path / "quizgen").resolve() == Path(quizgen.__file__).resolve().parent
-    assert torches.import_path() == path  # made once
+    assert environments.import_path() == path  # made once
     assert pool.environment(str(path))["PYTHONPATH"] == str(path)
     assert str(Path(quizgen.__file__).resolve().parent.parent) in pool.environment()["PYTHONPATH"]
 
@@ -320,7 +320,7 @@ def test_torch_commands_never_import_torch() -> None:
         "import sys\n"
         "from click.testing import CliRunner\n"
         "from quizgen.cli import cli\n"
-        "import quizgen.torches, quizgen.drift\n"
+        "import quizgen.torch_versions.environments, quizgen.torch_versions.drift\n"
         "for args in (['torch', '--help'], ['torch', 'list'], ['check', '--help']):\n"
         "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
         "print('torch' in sys.modules)\n"
@@ -399,7 +399,7 @@ def real_torch() -> Iterator[str]:
     """The real torch 1.13.1, provisioned where this user keeps environments (downloaded once)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
-        torches.provision("1.13.1", None)
+        environments.provision("1.13.1", None)
         yield "1.13.1"
 
 
@@ -411,7 +411,7 @@ def test_drift_on_a_real_torch_before_2_0(
     args = ["check", "--cards", str(root / "cards"), "--out", str(root / "build"), "--torch", real_torch]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    installed = torches.public(torches.installed_version() or "")
+    installed = environments.public(environments.installed_version() or "")
     lines = result.output.splitlines()
     assert lines[0] == (
         f"{root / 'cards' / 'z.yaml'}:14:13: card 'zero-grad' -> answer: torch {installed} gives None, "
@@ -431,7 +431,7 @@ def test_drift_on_a_real_torch_before_2_0(
 
 @pytest.mark.slow
 def test_a_pool_under_a_real_torch_runs_in_the_sandbox(real_torch: str) -> None:
-    python = torches.require(real_torch)
+    python = environments.require(real_torch)
     job: RunJob = {
         "type": "run",
         "setup": [],
@@ -441,10 +441,10 @@ def test_a_pool_under_a_real_torch_runs_in_the_sandbox(real_torch: str) -> None:
     }
     with pool.Pool(1, python=python, sandbox="require") as running:
         [(_, result)] = list(running.run({"a": job}))
-        assert torches.public(running.torch_version) == "1.13.1"
+        assert environments.public(running.torch_version) == "1.13.1"
     assert result["ok"], result
     seen = json.loads(result["value"]["value"])
-    assert torches.public(seen["torch"]) == "1.13.1"
+    assert environments.public(seen["torch"]) == "1.13.1"
     assert seen["home"].startswith("/tmp/quizgen-") and seen["home"].endswith("/home")  # the job's own
     # Nothing of quizgen's own environment is on the path: not its site-packages, not its torch.
     assert all((".venv" not in p and "site-packages" not in p) or "torch/1.13.1" in p for p in seen["path"])

@@ -1,4 +1,4 @@
-"""Folder trees deeper than Python recurses (quizgen/trees.py): a repository's folders and a snippet's
+"""Folder trees deeper than Python recurses (quizgen/project/trees.py): a repository's folders and a snippet's
 job folder are listed and deleted, never a RecursionError."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from quizgen import pipeline, trees
+from quizgen import pipeline
+from quizgen.project import trees
 
 from .conftest import write_project
 

@@ -101,9 +101,9 @@ def test_a_declared_exception_is_an_answer_with_its_message(project: Project, op
     report = pipeline.check(options(root))
     [vc] = [vc for d in report.decks for vc in d.cards]
     assert vc.answer is not None and vc.answer["type"] == "exception"
-    from quizgen import answers
+    from quizgen.answers import compare
 
-    assert answers.show(vc.answer) == (
+    assert compare.show(vc.answer) == (
         "raises RuntimeError: a leaf Variable that requires grad is being used in an in-place operation."
     )
 
@@ -540,7 +540,7 @@ def test_a_cite_named_like_a_place_is_part_of_the_cache_key() -> None:
 
 
 def test_a_loop_variable_is_no_dependency_on_a_line_binding_the_same_name() -> None:
-    from quizgen.execution.order.search import candidate_orders, dependencies
+    from quizgen.execution.worker.order_search.candidates import candidate_orders, dependencies
 
     lines = ["i = 10", "squares = [i * i for i in range(3)]", "for i in range(2): total = i"]
     assert list(candidate_orders(3, dependencies(lines, set()))) == [

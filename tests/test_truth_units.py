@@ -12,12 +12,12 @@ from typing import Any, cast
 import pytest
 
 from quizgen import verify
-from quizgen.answers import close, matches, show, show_declared
+from quizgen.answers.compare import close, matches, show, show_declared
 from quizgen.cards.model import Card, Declared, Snippet, Tolerance
 from quizgen.errors import Location, Problem
 from quizgen.execution import cache
-from quizgen.execution.order.search import candidate_orders, dependencies, relax
 from quizgen.execution.protocol import JSON, Answer, Job, Outcome, Placed
+from quizgen.execution.worker.order_search.candidates import candidate_orders, dependencies, relax
 from quizgen.kinds import myth, value
 from quizgen.kinds.myth import MythCard, computed_verdict
 from quizgen.kinds.value import ValueCard
@@ -217,7 +217,7 @@ def test_candidate_orders_are_exactly_the_topological_orders() -> None:
     ]  # fmt: skip
 
 
-# -- value cards: kinds/value.py verify ------------------------------------------------------------------
+# -- value cards: kinds/value verify -------------------------------------------------------------------------
 
 
 def _where(line: int, card: str, field: str | None) -> Location:
@@ -308,7 +308,7 @@ def test_a_declared_exception_of_another_type_names_both() -> None:
     ]
 
 
-# -- myth cards: kinds/myth.py verify and computed_verdict ----------------------------------------------
+# -- myth cards: kinds/myth verify and computed_verdict ------------------------------------------------------
 
 
 def myth_card(verdict: bool | None) -> MythCard:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from quizgen.answers import close, matches, show, show_declared
+from quizgen.answers.compare import close, matches, show, show_declared
 from quizgen.cards.model import Tolerance
 
 TOL = Tolerance()

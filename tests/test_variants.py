@@ -14,12 +14,13 @@ import jsonschema
 import pytest
 import yaml
 
-from quizgen import pipeline, settings
+from quizgen import pipeline
 from quizgen.cards import loader, schema
 from quizgen.cards.model import Tolerance
 from quizgen.errors import CardErrors
 from quizgen.execution.protocol import Answer
-from quizgen.kinds import variants
+from quizgen.kinds.value import variants
+from quizgen.project import settings
 from quizgen.render.present import card_view
 
 from .variants_support import CHOICE_DECK, FEEDBACK, FILES, RAISES

@@ -204,7 +204,7 @@ def check(torch_version: str | None, timings: bool, report: bool, locked: bool, 
     from quizgen import pipeline
 
     if torch_version is not None:
-        from quizgen import drift
+        from quizgen.torch_versions import drift
 
         found = drift.check(_options(**kw), torch_version)
         for line in found.lines():
@@ -215,12 +215,12 @@ def check(torch_version: str | None, timings: bool, report: bool, locked: bool, 
     echo(_summary(checked))
     _timings(checked, timings)
     if report:
-        from quizgen import guessers
+        from quizgen.report import guessers
 
         for line in guessers.table(checked.decks):
             echo(line)
     if locked:
-        from quizgen.locked import verify
+        from quizgen.project.locked import verify
 
         verify(checked.decks, kw["cards_dir"])
 
@@ -306,7 +306,7 @@ def push(profile: str | None, collection_path: Path | None, url: str, **kw: Any)
 @common_options
 def show(card_id: str, **kw: Any) -> None:
     """Check every card, then print what the card CARD accepts (a puzzle's accepted arrangements)."""
-    from quizgen.show import show as shown
+    from quizgen.report.show import show as shown
 
     for line in shown(_options(**{**kw, "all_warnings": True}), card_id):  # (warnings are not shown)
         echo(line)
@@ -317,7 +317,7 @@ def show(card_id: str, **kw: Any) -> None:
 @click.option("--title", default=None, help="The quiz's title (default: from the folder's name).")
 def init(folder: Path, title: str | None) -> None:
     """Start a card project in FOLDER: an example deck, quizgen.toml, the schema, a .gitignore."""
-    from quizgen.scaffold import create
+    from quizgen.project.scaffold import create
 
     for line in create(folder, title):
         echo(line)
@@ -342,32 +342,33 @@ def torch_group() -> None:
 @click.argument("version")
 def torch_add(version: str) -> None:
     """Download torch VERSION (about 3 GB) into an environment of its own, once."""
-    from quizgen import torches
+    from quizgen.torch_versions import environments
 
-    if torches.python_for(version) is None:
-        echo(f"torch {version}: downloading torch=={version} and what it needs with pip ({torches.DOWNLOAD})")
-    made = torches.provision(version, torches.pip_progress(_say))
-    echo(f"torch {version}: {made.python} ({torches.size_text(made.size)})")
+    if environments.python_for(version) is None:
+        needs = f"torch=={version} and what it needs"
+        echo(f"torch {version}: downloading {needs} with pip ({environments.DOWNLOAD})")
+    made = environments.provision(version, environments.pip_progress(_say))
+    echo(f"torch {version}: {made.python} ({environments.size_text(made.size)})")
 
 
 @torch_group.command(name="list")
 def torch_list() -> None:
     """The torch versions cards can run under: the installed one and each provisioned one."""
-    from quizgen import torches
+    from quizgen.torch_versions import environments
 
-    installed = torches.installed_version()
+    installed = environments.installed_version()
     echo(f"{installed}  installed with quizgen" if installed else "no torch is installed with quizgen")
-    for env in torches.listing():
-        echo(f"{env.version}  {torches.size_text(env.size)}  {env.path}")
+    for env in environments.listing():
+        echo(f"{env.version}  {environments.size_text(env.size)}  {env.path}")
 
 
 @torch_group.command(name="remove")
 @click.argument("version")
 def torch_remove(version: str) -> None:
     """Delete the environment of torch VERSION."""
-    from quizgen import torches
+    from quizgen.torch_versions import environments
 
-    echo(f"removed {torches.remove(version)}")
+    echo(f"removed {environments.remove(version)}")
 
 
 @torch_group.command(name="bisect")
@@ -377,7 +378,7 @@ def torch_remove(version: str) -> None:
 def torch_bisect(card_id: str, add: bool, **kw: Any) -> None:
     """Find the first torch release where CARD's answer changes, between the matrix's versions, and
     record it in quizgen.lock for the card's {{changed_in}}."""
-    from quizgen.bisecting import bisect
+    from quizgen.torch_versions.bisecting import bisect
 
     found = bisect(_options(**kw), card_id, add, _say)
     if found.needed:

@@ -18,27 +18,19 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizgen import (
-    confine,
-    files,
-    guessers,
-    judged,
-    matrix,
-    settings,
-    state,
-    timeouts,
-    torches,
-    verify,
-    warned,
-)
+from quizgen import verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Location, Problem
+from quizgen.execution import timeouts
 from quizgen.execution.cache import Cache, Memo, for_output
 from quizgen.execution.protocol import Outcome
 from quizgen.planning import Plan, plan_jobs
+from quizgen.project import confine, files, settings, state, told_once
+from quizgen.report import guessers
 from quizgen.terminal import ProgressLine
+from quizgen.torch_versions import environments, judged, matrix
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool
@@ -57,12 +49,14 @@ class Options:
     memory: int = DEFAULT_MEMORY
     progress: Callable[[int, int], None] | None = None
     pool: Pool | None = None  # a warm worker pool to reuse across runs (watch mode, tests)
-    sandbox: str = "auto"  # auto, require or off (execution/sandbox.py)
+    sandbox: str = "auto"  # auto, require or off (execution/sandbox/bwrap.py)
     waiting: Callable[[], None] | None = None  # told when another build of the project holds it
     prepare: Callable[[list[Deck]], None] | None = None  # told the decks once loaded, if any must run
-    warn_once: bool = False  # leave out the warnings an earlier run showed (warned.py)
+    warn_once: bool = False  # leave out the warnings an earlier run showed (project/told_once.py)
     matrix: bool = False  # run every version of the project's torch matrix: none may be left unprovisioned
-    torch: str | None = None  # run under this provisioned torch (quizgen/torches.py), not the installed one
+    torch: str | None = (
+        None  # run under this provisioned torch (torch_versions/environments.py), not the installed one
+    )
 
 
 @dataclass
@@ -149,7 +143,7 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
 
     # Warm (optimizers imported once in the zygote) when everything is to run; else only what runs.
     warm = known is None
-    python = torches.runs_under(options.torch)
+    python = environments.runs_under(options.torch)
     return pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
 
 
@@ -191,7 +185,7 @@ def _check(options: Options, cache: Cache) -> Report:
         load_problems += timeouts.over_ceiling(decks, options.max_timeout)
     _project_defaults(decks, project)
     judging = judged.prepare(project.torch, decks, options.matrix, options.torch)
-    plan = plan_jobs(decks, cache, torches.result_key(options.torch), judging.torch_for)
+    plan = plan_jobs(decks, cache, environments.result_key(options.torch), judging.torch_for)
     cards = [card for _, card in loader.iter_cards(decks)]
     judged.recall(judging, plan, cards, options.cards_dir / LOCK_NAME)  # before a recorded outcome is used
     plan.problems += load_problems + judging.problems
@@ -215,7 +209,7 @@ def _check(options: Options, cache: Cache) -> Report:
     leaks = guessers.warnings(verified, Location(str(options.cards_dir)))  # the item-writing report's
     warnings, repeated = loader.in_source_order(plan.warnings + filling.warnings + leaks), 0
     if options.warn_once:
-        warnings, repeated = warned.fresh(options.out_dir, warnings)
+        warnings, repeated = told_once.fresh(options.out_dir, warnings)
     if plan.problems or filling.errors:
         errors = loader.in_source_order(plan.problems + filling.errors)
         raise CardErrors(errors, warnings=warnings, repeated=repeated)
@@ -263,7 +257,7 @@ def _execute(
     elsewhere = {key for keys in groups.values() for key in keys}
     own = [key for key in plan.work if key not in elsewhere]
     runs: list[tuple[list[str], Path | None, Pool | None]] = [
-        (own, torches.runs_under(options.torch), options.pool)
+        (own, environments.runs_under(options.torch), options.pool)
     ]
     runs += [(keys, judging.python(version), None) for version, keys in groups.items()]
     for keys, python, pool in runs:

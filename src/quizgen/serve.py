@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from quizgen import confine, files, pipeline, state, terminal, trees
+from quizgen import pipeline, terminal
 from quizgen.cards.loader import card_files
 from quizgen.errors import QuizgenError, UsageError, count, warning_lines
 from quizgen.execution.pool import Pool
+from quizgen.project import confine, files, state, trees
 from quizgen.render import manifest
 
 Echo = Callable[[str], None]
@@ -164,7 +165,7 @@ _WAITING_POLICY = "default-src 'none'; script-src 'self'"
 
 class Site:
     """What serve sends: the files the last good build of this session wrote, as its manifest records
-    them (render/manifest.py), each read beneath the output folder through no link (files.py) and sent
+    them (render/manifest.py), each read beneath the output folder through no link (project/files.py) and sent
     only while its size and SHA-256 are those recorded. Before the first good build, nothing: never a
     folder a repository shipped. No folder is ever listed."""
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quizgen import display, kinds, prose
+from quizgen import kinds
+from quizgen.answers import display, placeholders
 from quizgen.cards import schema, text
 from quizgen.cards.model import Card
 from quizgen.constants import MAX_ANSWER_TEXT, MAX_FILLED_TEXT, MAX_FILLED_TOTAL, OUTPUT_LIMIT
@@ -104,8 +105,8 @@ def bind_prose(
         where = card.at(name)
         limit = min(MAX_FILLED_TEXT, len(written) + MAX_FILLED_TOTAL - filling.added)
         try:
-            filled = prose.fill(written, values, limit)
-        except prose.TooLong:
+            filled = placeholders.fill(written, values, limit)
+        except placeholders.TooLong:
             whole = "the build's" if limit < MAX_FILLED_TEXT else "the field's"
             shown = MAX_FILLED_TOTAL if limit < MAX_FILLED_TEXT else MAX_FILLED_TEXT
             message = f"its placeholders fill in more than {whole} limit of {shown} characters"
@@ -113,11 +114,11 @@ def bind_prose(
             continue
         filling.added += max(0, len(filled) - len(written))
         setattr(bound, name, filled)
-        cited = [n for n in prose.names(written) if n in values]
+        cited = [n for n in placeholders.names(written) if n in values]
         if cited:
             # checked as the values would read unescaped too: an image or a `\\href` a value brings is
             # refused, not merely shown as text (its length was bounded by the fill above)
-            unescaped = prose.fill(written, values, limit, raw=True)
+            unescaped = placeholders.fill(written, values, limit, raw=True)
             errors, warnings = text.filled_problems(written, unescaped, filling.root, where, cited, filled)
             filling.errors += errors
             filling.warnings += warnings

@@ -17,7 +17,7 @@ from quizgen.cards.course import MAX_POSITION
 from quizgen.cards.model import Card, Deck
 from quizgen.cards.reader import Reader
 from quizgen.errors import Location, Problem
-from quizgen.settings import MAX_ATTEMPTS, VALUE_ANSWERS
+from quizgen.project.settings import MAX_ATTEMPTS, VALUE_ANSWERS
 
 ONLY = ("continues", "cards")  # what a file that continues a deck holds
 _OR_CONTINUES = " (or 'continues' in a file that adds cards to a deck begun in another)"

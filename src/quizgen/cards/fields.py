@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
-_CLAUSE = r"\s*(>=|<=|==|!=|>|<)\s*\d+(\.\d+){0,2}\s*"  # of a torch version range (quizgen/versions.py)
+_CLAUSE = r"\s*(>=|<=|==|!=|>|<)\s*\d+(\.\d+){0,2}\s*"  # a torch version range's (torch_versions/versions.py)
 
 
 @dataclass(frozen=True)

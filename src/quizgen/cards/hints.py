@@ -8,9 +8,9 @@ from collections.abc import Container, Iterable
 
 import yaml
 
-from quizgen import files
 from quizgen.constants import MAX_CARD_FILE_BYTES
 from quizgen.errors import Location, Problem
+from quizgen.project import files
 
 # What PyYAML says about the slips authors make most, and what they usually mean.
 _HINTS = {

@@ -1,8 +1,6 @@
 """YAML card files -> Decks, keeping the file line of every field and reporting every error at once.
 
-The loader reads a deck's own fields and finds each card's kind; the kind (quizgen/kinds/) reads the
-rest of the card.
-"""
+The loader reads a deck's own fields and finds each card's kind; the kind (kinds/) reads the rest."""
 
 from __future__ import annotations
 
@@ -15,13 +13,16 @@ from typing import Any
 
 import yaml
 
-from quizgen import confine, files, kinds, prose, trees, versions
+from quizgen import kinds
+from quizgen.answers import placeholders
 from quizgen.cards import continued, course, hints, schema, stored
 from quizgen.cards.fields import FILE_FIELDS, ID_PATTERN
 from quizgen.cards.model import Card, Deck, Tolerance
 from quizgen.cards.reader import Reader, did_you_mean, foreign
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, MAX_YAML_TEXT
 from quizgen.errors import CardErrors, Location, Problem, UsageError
+from quizgen.project import confine, files, trees
+from quizgen.torch_versions import versions
 
 _ID = re.compile(ID_PATTERN)
 _LIMIT = "the most a card file may have"
@@ -376,12 +377,12 @@ def _check_placeholders(card: Card, problems: list[Problem]) -> None:
     """Every `{{name}}` in the card's text names something its execution computes."""
     kind = kinds.get(card.kind)
     allowed = kind.placeholders(card)
-    for name in sorted(set(card.cite) & prose.BUILT_IN):
+    for name in sorted(set(card.cite) & placeholders.BUILT_IN):
         problems.append(Problem(card.at("cite"), f"cite name '{name}' is taken: {{{{{name}}}}} is built in"))
     if card.cite and not kind.runs(card):
         problems.append(Problem(card.at("cite"), "cite needs code to run, and this card has none"))
     for field, text in schema.text_fields(card).items():
-        for used in prose.names(text):
+        for used in placeholders.names(text):
             if used not in allowed:
                 can = ", ".join(f"{{{{{n}}}}}" for n in sorted(allowed)) or "nothing: it runs no code"
                 message = f"unknown placeholder {{{{{used}}}}}: this card can cite {can}"

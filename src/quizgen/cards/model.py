@@ -49,9 +49,13 @@ class Card:
     fields: dict[str, Location] = field(default_factory=dict)
     cite: dict[str, Snippet] = field(default_factory=dict)  # named expressions its text may quote
     timeout: float | None = None  # seconds its snippets may run; None: the project's (or --timeout)
-    torch: str = ""  # the torch versions it is about, as a range (quizgen/versions.py); "": every one
+    torch: str = (
+        ""  # the torch versions it is about, as a range (quizgen/torch_versions/versions.py); "": every one
+    )
     varies_with_torch: bool = False  # its answer differs across the torch matrix, as a declared fact
-    judged_on: str = ""  # the torch version its question is about: it runs there alone (quizgen/judged.py)
+    judged_on: str = (
+        ""  # the torch version its question is about: it runs there alone (quizgen/torch_versions/judged.py)
+    )
 
     def at(self, name: str) -> Location:
         """The location of one of this card's fields (the card's own where the field is absent)."""

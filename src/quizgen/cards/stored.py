@@ -16,10 +16,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from quizgen import files
 from quizgen.cards.model import Deck
 from quizgen.constants import MAX_CARD_FILE_BYTES
 from quizgen.errors import Problem
+from quizgen.project import files
 
 T = TypeVar("T")
 

@@ -15,8 +15,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from quizgen import files
 from quizgen.constants import MAX_IMAGE_BYTES
+from quizgen.project import files
 
 # Elements that run or embed a document of their own; HTML's namespace brings <script> and <iframe>.
 _ACTIVE = frozenset({"script", "foreignobject", "iframe", "embed", "object", "handler", "listener"})

@@ -11,13 +11,13 @@ import os
 import re
 from pathlib import Path
 
-from quizgen import files
 from quizgen.cards import schema, svg
 from quizgen.cards.model import Deck
 from quizgen.constants import MAX_CARD_FILE_BYTES, MAX_IMAGE_BYTES
 from quizgen.errors import Location, Problem
+from quizgen.project import files
 from quizgen.render import markup
-from quizgen.render.mathml import problem as tex_problem
+from quizgen.render.math.mathml import problem as tex_problem
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")
 # How each raster format's file starts (WebP: "RIFF", a size, "WEBP"): an image is published as it is, so

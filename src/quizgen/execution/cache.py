@@ -4,7 +4,7 @@ One SQLite store (`cache.sqlite3`, WAL) rather than a file per result: results a
 so the parent never stops to write one while the workers wait, and an unchanged build reads every result
 it needs in a few queries. SQLite keeps the store whole when a build is killed and lets concurrent builds
 share it; any failure to read or write it only costs time (the result is recomputed). It lives in the
-project's state folder in the user's cache directory (quizgen/state.py), never in the project: its keys
+project's state folder in the user's cache directory (project/state.py), never in the project: its keys
 are hashes anyone can compute, so rows a repository shipped could forge results and highlighted code.
 The same store keeps other build-time memos that are cheap to keep (`lookup`/`store`: highlighted
 code, snippets known to compile, whether a card's code uses torch), each in its own table.
@@ -27,10 +27,11 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-from quizgen import __version__, state
+from quizgen import __version__
 from quizgen.constants import CACHE_KEEP_DAYS, RESULT_FORMAT
 from quizgen.errors import OutputError
 from quizgen.execution.protocol import Job, Outcome
+from quizgen.project import state
 
 STORE = "cache.sqlite3"
 # key -> value text; only these names reach SQL. decks: parsed card files (cards/stored.py); outputs:
@@ -107,7 +108,8 @@ def _without_places(job: object) -> object:
 
 def job_key(job: Job, torch: str | None = None) -> str:
     """The cache key of a job: its content (not its place in the files) and every version it runs with;
-    `torch` is the version of the torch that runs it (quizgen/torches.py), by default the installed one."""
+    `torch` is the version of the torch that runs it (torch_versions/environments.py), by default the
+    installed one."""
     material = {
         "job": _without_places(job),
         "quizgen": __version__,

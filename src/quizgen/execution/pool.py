@@ -1,11 +1,12 @@
 """The parent side of execution: runs jobs in the worker pool and yields their results.
 
-This module never imports torch; `quizgen.execution.worker` runs in its own process and does.
+This module never imports torch; `quizgen.execution.worker.zygote` runs in its own process and does.
 That process is started so that nothing of the project runs in it before its sandbox is entered:
 in `/` (never the project), with an isolated import path (`-P -s`: no working folder or script folder,
 no user site-packages; quizgen's own folder first), and an environment built from nothing
 (`environment`), so no variable of the user's (tokens, keys) reaches a snippet.
-A pool may run under another torch (`python`: the Python of an environment quizgen/torches.py made);
+A pool may run under another torch (`python`: an environment's Python, made by
+torch_versions/environments.py);
 its import path then holds quizgen alone, so nothing of quizgen's own environment (its torch) is seen.
 """
 
@@ -27,9 +28,9 @@ import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT, RESULT_LIMIT
 from quizgen.errors import QuizgenError
 from quizgen.execution import records
-from quizgen.execution import sandbox as sandbox_engine
-from quizgen.execution.order import split as order_split
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
+from quizgen.execution.sandbox import bwrap as sandbox_engine
+from quizgen.execution.worker.order_search import split as order_split
 
 CANCEL_SECONDS = 30.0  # the most a cancelled pool may take to say it stopped its jobs
 
@@ -127,7 +128,7 @@ class Running:
 
 
 class Pool:
-    """A `python -m quizgen.execution.worker` process that imports torch once and forks warm workers from it.
+    """A `python -m quizgen.execution.worker.zygote` process: it imports torch once and forks warm workers.
 
     A pool can serve several runs one after another (watch mode, the test suite), so torch is
     imported once for all of them.
@@ -150,11 +151,11 @@ class Pool:
         # -P: not the working folder first on the import path; -s: no user site-packages.
         imports, keep = None, list[str]()
         if python is not None and python != Path(sys.executable):  # another torch's environment
-            from quizgen import torches
+            from quizgen.torch_versions import environments
 
-            imports = str(torches.import_path())
+            imports = str(environments.import_path())
             keep.append(str(Path(quizgen.__file__).resolve().parent))  # where the import path's link leads
-        cmd = [str(python or sys.executable), "-P", "-s", "-m", "quizgen.execution.worker"]
+        cmd = [str(python or sys.executable), "-P", "-s", "-m", "quizgen.execution.worker.zygote"]
         cmd += ["--jobs", str(jobs), "--memory", str(memory)]
         if not warm:
             cmd.append("--cold")

@@ -10,13 +10,14 @@ from __future__ import annotations
 from importlib import resources
 from typing import ClassVar
 
-from quizgen import answers, prose
+from quizgen.answers import compare
+from quizgen.answers import placeholders as prose
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
 from quizgen.cards.reader import Reader
 from quizgen.errors import Location, Problem
 from quizgen.execution.protocol import Job, Outcome, SnippetJob, last_line
-from quizgen.render.question import Question
+from quizgen.render.lms.question import Question
 from quizgen.render.view import CardView
 
 
@@ -67,7 +68,7 @@ class CardKind:
         """The placeholders' values, as the card's text shows them."""
         values = {"output": outcome.output.strip()}
         for name, value in (outcome.cited or {}).items():  # a string is quoted as text, not as its repr
-            values[name] = str(value["value"]) if value["type"] == "str" else answers.show(value)
+            values[name] = str(value["value"]) if value["type"] == "str" else compare.show(value)
         return values
 
     def torch_answer(self, card: Card, outcome: Outcome) -> str:
@@ -99,7 +100,7 @@ class CardKind:
 
     def lms_question(self, view: CardView, common: Question) -> Question | None:
         """The card as a question an LMS grades itself (`common` filled in but for its type and answer),
-        or None when only quizgen's judge can (render/lms_items.py)."""
+        or None when only quizgen's judge can (render/lms/items.py)."""
         return None
 
     def setup_shown(self, card: Card) -> list[Snippet]:
@@ -127,7 +128,7 @@ def raised_problem(card: Card, outcome: Outcome, fields: dict[str, Snippet | Non
         spot = (placed.path, placed.line)
         field = next((name for name, s in fields.items() if spot in snippet_lines(s)), field)
         where = Location(placed.path, placed.line, 0, card.id, field)
-    trace = placed.traceback if placed else answers.show(outcome.value) if outcome.value else ""
+    trace = placed.traceback if placed else compare.show(outcome.value) if outcome.value else ""
     return Problem(where, f"{hint}:\n{trace}")
 
 

@@ -8,8 +8,8 @@ from typing import Protocol
 
 from quizgen.cards.model import VerifiedDeck
 from quizgen.errors import OutputError
+from quizgen.project.settings import Exports
 from quizgen.render.stage import Stage
-from quizgen.settings import Exports
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ import json
 import platform
 from dataclasses import asdict, dataclass, field
 
-from quizgen import __version__, versions
+from quizgen import __version__
 from quizgen.cards.model import VerifiedDeck
 from quizgen.execution.cache import torch_version
 from quizgen.render.base import Project, Rendered
 from quizgen.render.stage import Stage
+from quizgen.torch_versions import versions
 
 NAME = "build-info.json"
 _ABOUT = (

@@ -10,8 +10,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from quizgen import files, kinds
+from quizgen import kinds
 from quizgen.cards.model import VerifiedDeck
+from quizgen.project import files
 from quizgen.render.base import Project, Rendered
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage

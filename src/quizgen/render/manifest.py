@@ -5,7 +5,7 @@ timestamps alone.
 The inputs are fingerprinted: every file of the cards folder (cards, quizgen.toml, the lock), the
 project's templates, quizgen's own files (by size and time: an edited checkout counts), the executed
 outcomes and job keys (torch's and Python's versions are in the keys) and SOURCE_DATE_EPOCH. The
-manifest (`outputs.json` in the project's state folder, quizgen/state.py: one a repository shipped could
+manifest (`outputs.json` in the project's state folder, project/state.py: one a repository shipped could
 keep its own outputs) is removed before outputs are replaced and written after, so a build killed in
 between renders again.
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import quizgen
-from quizgen import confine, files, trees
 from quizgen.cards.model import VerifiedDeck
+from quizgen.project import confine, files, trees
 
 NAME = "outputs.json"
-LOCK_NAME = "quizgen.lock"  # render/anki/lock.py's (importing that loads genanki, which a kept build skips)
+LOCK_NAME = "quizgen.lock"  # project/lock.py's (importing that loads genanki, which a kept build skips)
 FORMAT = 2  # 2: the written files' digests
 
 

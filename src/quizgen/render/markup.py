@@ -12,7 +12,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from quizgen.render.highlighting import tokens_html
+from quizgen.render.code.highlighting import tokens_html
 
 if TYPE_CHECKING:  # imported where used: an unchanged check renders nothing and should not load them
     from markdown_it import MarkdownIt
@@ -250,7 +250,7 @@ def rewrite_images(fragment: str, new_src: Callable[[str], str | None]) -> str:
 
 def render_math(fragment: str) -> str:
     """HTML with every math span's TeX replaced by MathML (the TeX was checked when the cards loaded)."""
-    from quizgen.render.mathml import TexError, mathml
+    from quizgen.render.math.mathml import TexError, mathml
 
     def convert(m: re.Match[str]) -> str:
         tex = html.unescape(m.group(1))

@@ -16,7 +16,8 @@ from pathlib import Path
 from quizgen import kinds
 from quizgen.cards.model import Card, Deck, Snippet
 from quizgen.execution.cache import Cache
-from quizgen.render import highlighting, present
+from quizgen.render import present
+from quizgen.render.code import highlighting
 
 
 def shown_code(deck: Deck, card: Card) -> Iterator[str]:

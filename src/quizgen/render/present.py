@@ -17,11 +17,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from quizgen import files
 from quizgen.cards import syntax
 from quizgen.cards.model import Card, Deck, VerifiedCard, VerifiedDeck
 from quizgen.execution.protocol import Job, job_snippets
-from quizgen.render import highlighting
+from quizgen.project import files
+from quizgen.render.code import highlighting
 from quizgen.render.kept import Kept
 from quizgen.render.markup import highlight, is_remote, markdown, math_spans, plain, rewrite_images
 from quizgen.render.view import CardView

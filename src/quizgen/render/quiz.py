@@ -19,7 +19,8 @@ import jinja2
 from jinja2.sandbox import SecurityError
 from markupsafe import Markup, escape
 
-from quizgen import __version__, kinds, prose, versions
+from quizgen import __version__, kinds
+from quizgen.answers import placeholders
 from quizgen.cards.model import VerifiedDeck
 from quizgen.render import bounded
 from quizgen.render.base import Project, Rendered
@@ -37,6 +38,7 @@ from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 from quizgen.render.templating import PACKAGED, TemplateProblem, environment
 from quizgen.render.view import CardView, card_key
+from quizgen.torch_versions import versions
 
 STATIC = Path(__file__).parent.parent / "static"
 MEDIA = "media"  # the cards' images, under their content-hashed names
@@ -206,7 +208,7 @@ def _card_link(card: str, inner: str, root: str, links: Links) -> str:
     if card not in links:  # the loader refused a link to no card: a template's own, shown as text
         return inner
     url, title = links[card]
-    shown = inner if inner.strip() else markdown(prose.as_markdown(f"“{title}”"), inline=True)
+    shown = inner if inner.strip() else markdown(placeholders.as_markdown(f"“{title}”"), inline=True)
     href = f"{escape(root + url)}#card-{card_key(card)}"
     return f'<a class="card-ref" href="{href}" title="{escape(title)}">{shown}</a>'
 
@@ -334,7 +336,7 @@ def lms_pages(
     data: Callable[[DeckEntry], dict[str, Any]],
     scripts: dict[str, Path],
 ) -> None:
-    """Each deck's page for an LMS package (render/scorm.py), in `folder` with the assets and media: no
+    """Each deck's page for an LMS package (render/lms/scorm.py), in `folder` with the assets and media: no
     index, no link out of its deck, and `scripts` (asset name -> file) loaded to report to the run-time
     `lms`, which finds `data(deck)` in the page's data under "lms"."""
     env = environment(project.templates_dir)

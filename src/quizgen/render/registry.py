@@ -3,16 +3,16 @@ the interface only; import this lazily so `quizgen --help` stays light)."""
 
 from __future__ import annotations
 
+from quizgen.project.settings import Exports
 from quizgen.render.anki import AnkiRenderer
 from quizgen.render.base import Renderer
 from quizgen.render.build_info import BuildInfo
 from quizgen.render.cards_json import CardsJson
-from quizgen.render.moodle import MoodleBank
-from quizgen.render.qti import QtiBank
+from quizgen.render.lms.moodle import MoodleBank
+from quizgen.render.lms.qti import QtiBank
+from quizgen.render.lms.scorm import ScormPackages
 from quizgen.render.quiz import QuizRenderer
 from quizgen.render.schema_file import SchemaFile
-from quizgen.render.scorm import ScormPackages
-from quizgen.settings import Exports
 
 
 def renderers(exports: Exports | None = None) -> list[Renderer]:

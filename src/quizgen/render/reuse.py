@@ -12,8 +12,8 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from quizgen import files
 from quizgen.execution.cache import code_stamp, for_output
+from quizgen.project import files
 
 
 def _digest(path: Path) -> str | None:

@@ -5,7 +5,7 @@ A build killed at any moment (SIGKILL, power loss) is safe too: before the first
 the list of moves is written to a journal, and the next build finishes an interrupted commit from it
 (`recover`) before it starts, so the outputs are always the old set or the new set, never a mix.
 Each move is idempotent to redo: whether a staged file or folder still exists says how far it got.
-The journal is kept in the project's state folder in the user's cache directory (quizgen/state.py),
+The journal is kept in the project's state folder in the user's cache directory (quizgen/project/state.py),
 never in the project, and even so a move is replayed only when it is one a build of this project makes:
 a staged entry directly beside its target, the target in the output folder or the project's lock.
 """
@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from quizgen import confine, trees
 from quizgen.errors import OutputError
+from quizgen.project import confine, trees
 from quizgen.render.manifest import LOCK_NAME
 
 

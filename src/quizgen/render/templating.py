@@ -19,9 +19,9 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
-from quizgen import files
 from quizgen.constants import MAX_TEMPLATE_BYTES
 from quizgen.errors import QuizgenError
+from quizgen.project import files
 
 PACKAGED = Path(__file__).parent.parent / "templates"
 

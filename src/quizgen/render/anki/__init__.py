@@ -18,12 +18,12 @@ from pathlib import Path
 
 import genanki
 
-from quizgen import changed, files, judged, kinds, matrix
+from quizgen import kinds
 from quizgen.cards import course
 from quizgen.cards.model import Deck, VerifiedDeck
 from quizgen.constants import MAX_IMAGE_BYTES
 from quizgen.errors import CardErrors, Location, OutputError, Problem, QuizgenError, count
-from quizgen.render.anki import lock
+from quizgen.project import files, lock
 from quizgen.render.anki.notes import Note, anki_safe, note_for, titled_links
 from quizgen.render.anki.notetypes import (
     NAME_PREFIX,
@@ -40,6 +40,7 @@ from quizgen.render.present import card_titles, deck_description
 from quizgen.render.reuse import Reuse
 from quizgen.render.stage import Stage
 from quizgen.render.view import card_key
+from quizgen.torch_versions import changed, judged, matrix
 
 ANKI_DIR = "anki"
 GUID_NAMESPACE = "quizgen"

@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from quizgen import kinds, versions
+from quizgen import kinds
 from quizgen.cards import course
 from quizgen.cards.model import Deck, VerifiedCard
 from quizgen.render.anki import notetypes
 from quizgen.render.markup import link_card_ids, math_spans, rewrite_card_links
-from quizgen.render.mathml import problem as tex_problem
+from quizgen.render.math.mathml import problem as tex_problem
 from quizgen.render.present import card_view
 from quizgen.render.view import CardView, card_key
+from quizgen.torch_versions import versions
 
 
 def anki_safe(fragment: str) -> str:

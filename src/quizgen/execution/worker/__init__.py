@@ -1,0 +1,1 @@
+"""The worker side of execution: the only code that imports torch."""

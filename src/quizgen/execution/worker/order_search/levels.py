@@ -1,0 +1,65 @@
+"""An indented puzzle's candidates with every block at every level a learner may give it: the whole space
+the quiz lets a learner build, for the accepted arrangements and for each distractor, and its bound.
+
+A learner gives each block a level from 0 to one past the deepest written (Program.at_levels), so the
+accepted set is searched over every order of the lines at every such level, not only the levels as
+written: two lines moved together, or a line moved along with the order, can pass where neither change
+does alone. A distractor is searched the same way, inserted among the lines or in place of one of them,
+each block at any level: one that passes with another line at another level is usable too. A space
+larger than a puzzle may have ends the search with a verdict on the puzzle, never an incomplete set.
+Pure: no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from quizgen.constants import MAX_CANDIDATES
+from quizgen.execution.worker.order_search.budget import OverBudget
+from quizgen.execution.worker.order_search.program import Orders, Program
+
+
+def _levels(program: Program) -> str:
+    top = max(program.levels, default=0)
+    return f"0 to {top}"
+
+
+def counted(orders: Orders, what: str = "the lines") -> int:
+    """How many candidates `orders` has; a verdict on the puzzle past MAX_CANDIDATES."""
+    count = orders.count(MAX_CANDIDATES)
+    if count > MAX_CANDIDATES:
+        program = orders.program
+        raise OverBudget(
+            f"more than {MAX_CANDIDATES:,} programs can be made of {what} with each block at any level a "
+            f"learner may give it ({_levels(program)}), too many to search them all: split the puzzle "
+            "(fewer blocks in one loop), or make the lines depend on each other"
+        )
+    return count
+
+
+def space(program: Program, lines: list[int], before: dict[int, set[int]]) -> Orders:
+    """The lines' candidates: every order the dependencies allow, each block at any of its levels."""
+    return Orders(program, lines, before, levels=True)
+
+
+def distractor_spaces(program: Program, before: dict[int, set[int]], distractor: int) -> Iterator[Orders]:
+    """The candidates that use a distractor, each block at any level: the distractor inserted among the
+    lines, then in place of each line in turn. It binds nothing the lines are known to need, so it has
+    no dependencies; the line it replaces is no one's dependency any more (the distractor may bind what
+    it bound)."""
+    lines = list(range(program.lines))
+    yield Orders(program, [*lines, distractor], before, levels=True)
+    for gone in lines:
+        kept = [b for b in lines if b != gone]
+        needs = {b: before.get(b, set()) - {gone} for b in kept}
+        yield Orders(program, [*kept, distractor], needs, levels=True)
+
+
+def written(program: Program, order: list[int]) -> bool:
+    """Whether an accepted arrangement keeps every block at its written level."""
+    return all(b < program.blocks for b in order)
+
+
+def placements(program: Program, accepted: list[list[int]]) -> list[list[list[int]]]:
+    """The accepted arrangements with some block at another level than written, as [[line, level], ...]."""
+    return [[list(program.placement(b)) for b in order] for order in accepted if not written(program, order)]

@@ -1,0 +1,392 @@
+"""A candidate order's program state, as the fast order search sees it (in a worker; imports torch).
+
+The state is what the steps still to come can observe: the namespace's live variables (those a later
+step may read) with every object reachable from them, the random number generators and torch's global
+settings. `capture` walks it once and gives a fingerprint (to merge orders that reach the same state)
+and a copy (to branch without running a shared prefix again). Only objects whose whole state the walk
+knows are copied and fingerprinted: plain values and containers, CPU tensors (order.tensors),
+instances of Python classes (modules, optimizers, schedulers, losses: their `__dict__`), functions and
+closures, bound methods, weak references. Objects that came from imported modules (classes, module
+functions, modules, dtypes) are shared, not copied. An autograd graph is fingerprinted (when asked:
+`graphs`), never copied. Anything else (an iterator, a C object, an int equal to the address of an
+object in the state) makes the state opaque: no copy, no merge. Classes and plain functions the card
+defines, and tensors only read (order.frozen), are shared too: `Shared` keeps what they must stay.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+import weakref
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+from quizgen.execution.worker.order_search.frozen import Frozen
+from quizgen.execution.worker.order_search.tensors import Opaque, tensor
+
+__all__ = ["Opaque", "Shared", "apart", "capture"]
+
+NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
+_HEAPTYPE = 1 << 9
+ATOMS = (
+    type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented)
+)  # fmt: skip
+_EXTERNAL = (
+    types.ModuleType, types.CodeType, torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum
+)  # fmt: skip
+_CLASS_BOOKKEEPING = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__"}
+_EMPTY_MAPPINGS = (dict, OrderedDict)
+_SKIP = {"__builtins__", "__warningregistry__"}  # the interpreter's, not the card's (warnings only print)
+
+
+class Shared:
+    """The card's own classes and plain functions, and frozen tensors, shared by every branch: no step
+    may change one."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[object, tuple[object, ...]]] = {}
+        self.frozen: Frozen | None = None  # tensors no step changes (order.frozen)
+
+    def note(self, obj: object) -> None:
+        """Remember what a shared object holds now; Opaque when that cannot be told."""
+        if id(obj) not in self.seen:
+            self.seen[id(obj)] = (obj, _inner(obj))
+
+    def changed(self) -> bool:
+        if self.frozen is not None and not self.frozen.intact():
+            return True
+        try:
+            return any(_inner(obj) != before for obj, before in self.seen.values())
+        except Opaque:
+            return True
+
+
+def _inner(obj: object) -> tuple[object, ...]:
+    """What a shared class or function holds, as a fingerprint."""
+    walk = _Walk(copying=False, shared=None)
+    if isinstance(obj, type):
+        for cls in obj.__mro__:
+            if cls.__module__ == NS_NAME:
+                walk.visit({k: v for k, v in vars(cls).items() if k not in _CLASS_BOOKKEEPING})
+            walk.add("base", id(cls))
+    else:
+        f: Any = obj
+        walk.visit((f.__code__, f.__defaults__, f.__kwdefaults__, f.__closure__, dict(vars(f))))
+    return walk.digest()
+
+
+def capture(
+    ns: dict[str, object],
+    live: Iterable[str] | None,
+    shared: Shared,
+    copy: bool,
+    graphs: bool = False,
+    spans: bool = False,
+) -> tuple[tuple[object, ...], dict[str, object] | None]:
+    """The fingerprint of the live part of `ns` (every variable when `live` is None) and, with `copy`,
+    the namespace with its live part copied. With `graphs`, a fingerprint takes in autograd graphs
+    (a copy never can); with `spans`, of a tensor's storage only the bytes the tensor spans (where no
+    code can read a storage beyond its tensors: order.names.views_only). Raises Opaque."""
+    names = sorted(ns if live is None else set(live) & set(ns))
+    for name in names:  # the usual reason first, before walking anything
+        value = ns[name]
+        if isinstance(value, torch.Tensor) and value.grad_fn is not None and (copy or not graphs):
+            raise Opaque("a tensor with autograd history")
+    walk = _Walk(copying=copy, shared=shared)
+    walk.graphs = graphs and not copy
+    walk.whole_storages = not spans
+    try:
+        return _capture(walk, ns, names, live)
+    except RecursionError:
+        raise Opaque("a state nested too deep to walk") from None
+
+
+def apart(ns: dict[str, object], steps: Iterable[str], aside: Iterable[str]) -> tuple[object, ...] | None:
+    """The fingerprint of the variables `aside` when no object reachable from them is reachable from
+    the variables `steps` (imported objects aside) and neither reaches a class or function the card
+    defined (whose insides the walk does not see); else None."""
+    walks = []
+    for names in (steps, aside):
+        walk = _Walk(copying=False, shared=Shared())
+        try:
+            _capture(walk, ns, sorted(set(names) & set(ns)), names)
+        except (Opaque, RecursionError):
+            return None
+        if walk.shared is not None and walk.shared.seen:
+            return None
+        walks.append(walk)
+    one, other = walks
+    if (set(one.memo) - one.imported) & set(other.memo) or (one.ints | other.ints) & {*one.memo, *other.memo}:
+        return None  # shared objects, or an int that may be the id() of an object on the other side
+    return other.digest()
+
+
+def _capture(
+    walk: _Walk, ns: dict[str, object], names: list[str], live: Iterable[str] | None
+) -> tuple[tuple[object, ...], dict[str, object] | None]:
+    if live is None:
+        walk.add("names", tuple(k for k in ns if k not in _SKIP))  # the variables' order is visible
+    copies: dict[str, object] = {}
+    with torch.no_grad():  # copies of views and parameters are made without autograd history
+        for name in names:
+            if name in _SKIP:
+                continue
+            walk.add("var", name)
+            copies[name] = walk.visit(ns[name])
+    if live is not None:
+        walk.add("absent", tuple(sorted(set(live) - set(ns))))
+    walk.check_addresses()
+    if not walk.copying:
+        return walk.digest(), None
+    return walk.digest(), {k: copies.get(k, v) for k, v in ns.items()}
+
+
+def _external_function(f: Any) -> bool:
+    """A function an imported module defines (reachable by its qualified name there)."""
+    module = sys.modules.get(getattr(f, "__module__", None) or "")
+    target: Any = module
+    for part in getattr(f, "__qualname__", "<").split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            return False
+    return target is f
+
+
+def _plain_class(cls: type) -> bool:
+    """Instances keep their whole state in `__dict__` (Python classes without slots or C bases)."""
+    for c in cls.__mro__:
+        if c is object:
+            continue
+        if not c.__flags__ & _HEAPTYPE or vars(c).get("__slots__", ()) not in ((), []):
+            return False
+    return True
+
+
+class _Walk:
+    def __init__(self, copying: bool, shared: Shared | None) -> None:
+        self.copying, self.shared = copying, shared
+        self.graphs = False  # autograd graphs are walked (a fingerprint's), not refused
+        self.whole_storages = True  # a fingerprint compares whole storages, not only the tensors' spans
+        self.memo: dict[object, int] = {}
+        self.copies: dict[Any, Any] = {}
+        self.ints: set[int] = set()
+        self.tokens: list[object] = []
+        self.alive: list[object] = []
+        self.imported: set[object] = set()  # memo keys of objects shared as imported (`external`)
+        frozen = shared.frozen if shared is not None else None
+        self.frozen, self.frozen_storages = (frozen.ids, frozen.storages) if frozen else ({}, set())
+
+    def add(self, *parts: object) -> None:
+        self.tokens.append(parts)
+
+    def digest(self) -> tuple[object, ...]:
+        """The state as a tuple of plain values: equal tuples, equal states (compared exactly, not hashed)."""
+        return tuple(self.tokens)
+
+    def check_addresses(self) -> None:
+        """An int equal to the address of an object in the state is most likely that object's id()."""
+        if self.ints & set(self.memo):
+            raise Opaque("an id() in the state")
+
+    def visit(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind in ATOMS or kind is torch.Size:
+            if kind is int and obj > 1 << 16:
+                self.ints.add(obj)
+            if not self.copying:  # float and complex by their bits: 0.0 == -0.0 and 1 == 1.0, yet they differ
+                self.tokens.append(
+                    (kind, obj.hex() if kind is float else repr(obj) if kind is complex else obj)
+                )
+            return obj
+        key = id(obj)
+        if key in self.memo:
+            self.add("again", self.memo[key])
+            if self.copying and key not in self.copies:
+                raise Opaque("a cycle through a tuple")
+            return self.copies.get(key, obj)
+        self.memo[key] = len(self.memo)
+        self.alive.append(obj)  # an id stays this object's while the walk lasts (some are temporary)
+        if key in self.frozen:  # the same tensor in every branch (order.frozen)
+            self.add("frozen", self.frozen[key])
+            return self.keep(obj, obj)
+        handler = _HANDLERS.get(kind) or _classify(obj)
+        return handler(self, obj)
+
+    def keep(self, obj: Any, copy: Any) -> Any:
+        if self.copying:
+            self.copies[id(obj)] = copy
+        return copy
+
+    def external(self, obj: Any) -> Any:
+        self.imported.add(id(obj))
+        self.add("external", id(obj))
+        return self.keep(obj, obj)
+
+    def card_owned(self, obj: Any) -> Any:
+        """A class or plain function the card defined: shared by every branch, checked at the end."""
+        if self.shared is not None:
+            self.shared.note(obj)
+        return self.external(obj)
+
+    def sequence(self, obj: Any) -> Any:
+        self.add(type(obj).__name__, len(obj))
+        if type(obj) is list:
+            new: list[Any] = self.keep(obj, [] if self.copying else obj)
+            for item in obj:
+                copied = self.visit(item)
+                if self.copying:
+                    new.append(copied)
+            return new
+        items = [self.visit(item) for item in obj]
+        same = not self.copying or all(a is b for a, b in zip(items, obj, strict=True))
+        return self.keep(obj, obj if same else tuple(items))
+
+    def mapping(self, obj: Any) -> Any:
+        kind = type(obj)
+        self.tokens.append((kind, len(obj)))
+        factory = None
+        if kind is defaultdict:
+            factory = self.visit(obj.default_factory)
+        new: Any = obj
+        copying = self.copying
+        if copying:
+            new = defaultdict(factory) if kind is defaultdict else kind()
+            self.copies[id(obj)] = new
+        if not obj:
+            return new
+        append, memo, visit = self.tokens.append, self.memo, self.visit
+        for k, v in list(obj.items()):
+            if type(k) is str:  # the usual key, written as itself
+                append(k)
+                ck = k
+            else:
+                ck = visit(k)
+            if type(v) in _EMPTY_MAPPINGS and not v and id(v) not in memo:  # a module's unused hooks
+                memo[id(v)] = len(memo)
+                self.alive.append(v)
+                append((type(v), 0))
+                cv = type(v)() if copying else v
+                if copying:
+                    self.copies[id(v)] = cv
+            else:
+                cv = visit(v)
+            if copying:
+                new[ck] = cv
+        return new
+
+    def unordered(self, obj: Any) -> Any:
+        if any(type(x) not in ATOMS for x in obj):
+            raise Opaque("a set of objects (its order depends on their addresses)")
+        self.add(type(obj).__name__, tuple(obj))
+        copy = obj.copy() if self.copying and type(obj) is set else obj
+        if self.copying and list(copy) != list(obj):
+            raise Opaque("a set that iterates differently when copied")
+        return self.keep(obj, copy)
+
+    def instance(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls.__module__ == NS_NAME:
+            self.card_owned(cls)
+        else:
+            self.add("class", id(cls))
+        new = object.__new__(cls) if self.copying else obj
+        self.keep(obj, new)
+        state = self.visit(object.__getattribute__(obj, "__dict__"))
+        if self.copying:
+            object.__setattr__(new, "__dict__", state)
+        return new
+
+    def function(self, f: Any) -> Any:
+        if _external_function(f):
+            return self.external(f)
+        if getattr(f, "__globals__", None) is not None and f.__globals__.get("__name__") == NS_NAME:
+            plain = f.__closure__ is None and not vars(f)
+            if plain and all(
+                type(d) in ATOMS for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())
+            ):
+                return self.card_owned(f)
+        return _copy_function(self, f)
+
+    def method(self, m: Any) -> Any:
+        self.add("method")
+        func, owner = self.visit(m.__func__), self.visit(m.__self__)
+        return self.keep(m, types.MethodType(func, owner) if self.copying else m)
+
+    def builtin(self, f: Any) -> Any:
+        owner = getattr(f, "__self__", None)
+        if owner is None or isinstance(owner, types.ModuleType):
+            return self.external(f)
+        raise Opaque("a method of a built-in object")
+
+    def wrapper(self, w: Any) -> Any:
+        """A staticmethod, classmethod or property in a class the card defined."""
+        self.add(type(w).__name__)
+        parts = (w.fget, w.fset, w.fdel) if isinstance(w, property) else (w.__func__,)
+        for part in parts:
+            self.visit(part)
+        return self.keep(w, w)
+
+    def reference(self, r: Any) -> Any:
+        if r.__callback__ is not None:
+            raise Opaque("a weak reference with a callback")
+        target = r()
+        self.add("weakref")
+        copied = self.visit(target)
+        return self.keep(r, weakref.ref(copied) if self.copying and target is not None else r)
+
+
+def _copy_function(walk: _Walk, f: Any) -> Any:
+    """A closure or a function with state of its own: its cells, defaults and attributes are state."""
+    globals_ = f.__globals__
+    walk.add("function", id(f.__code__), "ns" if globals_.get("__name__") == NS_NAME else id(globals_))
+    parts = walk.visit((f.__closure__, f.__defaults__, f.__kwdefaults__, dict(vars(f))))
+    if not walk.copying:
+        return f
+    closure, defaults, kwdefaults, attributes = parts
+    new = types.FunctionType(f.__code__, globals_, f.__name__, defaults, closure)
+    new.__kwdefaults__, new.__qualname__, new.__module__ = kwdefaults, f.__qualname__, f.__module__
+    new.__dict__.update(attributes)
+    return walk.keep(f, new)
+
+
+def _cell(walk: _Walk, cell: Any) -> Any:
+    """A closure's variable (two closures may share one)."""
+    try:
+        contents = cell.cell_contents
+    except ValueError:  # not bound yet
+        walk.add("cell", False)
+        return walk.keep(cell, types.CellType())
+    walk.add("cell", True)
+    new = types.CellType() if walk.copying else cell
+    walk.keep(cell, new)
+    copied = walk.visit(contents)
+    if walk.copying:
+        new.cell_contents = copied
+    return new
+
+
+def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
+    kind = type(obj)
+    if isinstance(obj, _EXTERNAL):
+        return _Walk.external
+    if isinstance(obj, type):
+        return _Walk.card_owned if obj.__module__ == NS_NAME else _Walk.external
+    if kind in (torch.Tensor, torch.nn.Parameter):
+        return tensor
+    if kind.__flags__ & _HEAPTYPE and _plain_class(kind) and hasattr(obj, "__dict__"):
+        return _Walk.instance
+    raise Opaque(f"an object of type {kind.__qualname__}")
+
+
+_HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
+    list: _Walk.sequence, tuple: _Walk.sequence, dict: _Walk.mapping, OrderedDict: _Walk.mapping,
+    defaultdict: _Walk.mapping, set: _Walk.unordered, frozenset: _Walk.unordered,
+    types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
+    types.BuiltinFunctionType: _Walk.builtin, weakref.ReferenceType: _Walk.reference, types.CellType: _cell,
+    staticmethod: _Walk.wrapper, classmethod: _Walk.wrapper, property: _Walk.wrapper,
+    torch.Tensor: tensor, torch.nn.Parameter: tensor,
+}  # fmt: skip

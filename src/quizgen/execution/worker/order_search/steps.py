@@ -1,0 +1,193 @@
+"""An order puzzle's steps in a worker: each compiled once, run on a namespace, a failure traced to
+how far it got; a whole candidate run from the start (the plain search's unit).
+
+Without indentation a step is one block, compiled on its own as always. With indentation a step is one
+top-level statement assembled from several blocks; it is compiled with every line numbered as in the
+card file, so a traceback shows the lines the learner would have written.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Hashable, Sequence
+from types import CodeType
+
+from quizgen.execution.protocol import SearchJob, SnippetJob
+from quizgen.execution.worker.order_search.budget import Budget
+from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
+from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of, shape
+from quizgen.execution.worker.order_search.reach import Tracer, reached
+from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
+from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
+
+Tail = tuple[tuple[int, bool], ...]  # Runs.tail
+Reached = tuple[tuple[tuple[int, int], ...], Tail]  # the lines a failed step ran, and its tail
+
+
+class Runs:
+    """Compiled steps and the ways to run them on a namespace."""
+
+    def __init__(self, job: SearchJob, setups: list[CodeType], paths: set[str]) -> None:
+        self.job, self.setups, self.paths = job, setups, paths
+        self.program = program_of(job)
+        written: list[SnippetJob] = job["lines"] + job["distractors"]
+        self.snippets = [written[self.program.origin(b)] for b in range(len(self.program.codes))]
+        self.check = compile_snippet(job["check"])
+        self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
+        self.bare: dict[Hashable, CodeType | None] = {}  # by `same`: _compiled
+        self._same: dict[Chunk, Hashable] = {}
+        self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
+        self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
+        self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
+        self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
+        self.phase = 0  # what the search is finding (execution.progress.PHASES)
+        sources = [s["code"] for s in [*job["setup"], job["check"], *written]]
+        self.alike = self.program.indented and not reads_columns(sources)  # `same` may join steps
+        # Where no code can see line numbers, a step whose failure is not reported runs as compiled for
+        # the syntax check (`bare`), not assembled numbered as in the card file (most of a step's cost).
+        self.unnumbered = self.alike and not reads_lines(sources)
+        self.one = 0.0  # CPU seconds the order as written took, setup included
+        self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
+
+    def code(self, step: Chunk) -> CodeType | SyntaxError:
+        """The step's code, or the syntax error that makes every candidate with this step wrong."""
+        if step not in self.codes:
+            if not self.program.indented:
+                self.codes[step] = compile_snippet(self.snippets[step[0]])
+            else:
+                try:
+                    self.codes[step] = self._assemble(step)
+                except SyntaxError as exc:  # e.g. a body without its `for`: that candidate is wrong
+                    self.codes[step] = exc
+        return self.codes[step]
+
+    def _assemble(self, step: Chunk) -> CodeType:
+        source, where = self.program.source(step)
+        lines = [self.snippets[block]["line"] + k for block, k in where]
+        try:
+            tree = ast.parse(source, self.snippets[0]["path"])
+        except SyntaxError as exc:  # numbered as in the card file, like a traceback
+            exc.lineno = lines[min(max((exc.lineno or 1) - 1, 0), len(lines) - 1)]
+            exc.end_lineno = None
+            raise
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                continue
+            start, end = lines[node.lineno - 1], lines[(node.end_lineno or node.lineno) - 1]
+            node.lineno, node.end_lineno = start, max(start, end)
+            if end <= start and node.end_col_offset is not None:
+                node.end_col_offset = max(node.end_col_offset, node.col_offset)
+        return compile(tree, self.snippets[0]["path"], "exec", dont_inherit=True)
+
+    def step(self, ns: dict[str, object], step: Chunk, numbered: bool = True) -> BaseException | None:
+        """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
+        statement of several blocks raises, `reached` says which of its lines (block, line) ran.
+        Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
+        bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
+        code = self.code(step) if bare is None else bare
+        self.reached = None
+        if isinstance(code, SyntaxError):
+            return code
+        tracer = Tracer(code) if len(step) > 1 and Tracer.usable() else None
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            run(code, ns, "the check" if step == CHECK else "a line")
+        except SnippetFailed:
+            raise
+        except Exception as exc:
+            if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
+                sys.settrace(None)
+                where = self.where(step)
+                numbers = (
+                    list(range(1, len(where) + 1))
+                    if bare is not None
+                    else [self.snippets[block]["line"] + k for block, k in where]
+                )
+                count = reached(tracer.lines, numbers)
+                self.reached = None if count is None else (tuple(where[:count]), self.tail(step, count))
+            return exc
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
+        return None
+
+    def broken(self, step: Chunk) -> bool:
+        """Whether the step does not compile (it fails from any state). Most statements assembled
+        from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
+        the cost of assembling one numbered as in the card file (its syntax is the same)."""
+        if step in self.codes or not self.program.indented:
+            return isinstance(self.code(step), SyntaxError)
+        return self._compiled(step) is None
+
+    def _compiled(self, step: Chunk) -> CodeType | None:
+        """The step's source compiled as it is (as _assemble, but for the lines' numbers), once for
+        the steps that are the same code (`same`); None when it does not compile."""
+        key = self.same(step)
+        if key not in self.bare:
+            try:
+                path = self.snippets[0]["path"]
+                self.bare[key] = compile(self.program.source(step)[0], path, "exec", dont_inherit=True)
+            except SyntaxError:
+                self.bare[key] = None
+        return self.bare[key]
+
+    def same(self, step: Chunk) -> Hashable:
+        """The step's code but for its columns (Program.same_code): steps alike do the same."""
+        if not self.alike:
+            return step
+        if step not in self._same:
+            self._same[step] = self.program.same_code(step)
+        return self._same[step]
+
+    def program_of(self, chunks: Sequence[Chunk]) -> tuple[Hashable, ...]:
+        """The program a whole candidate is (`same`, step for step)."""
+        return tuple(self.same(step) for step in chunks)
+
+    def passes(self, chunks: Sequence[Chunk], start: Settings) -> bool:
+        """Whether a whole candidate passes, run from a fresh namespace and torch's settings `start`,
+        unless a candidate that is the same program step for step already ran: blocks at other levels
+        that indent a suite deeper make the same program, which does the same."""
+        key = self.program_of(chunks)
+        if key not in self._passed:
+            restore_settings(start)
+            self._passed[key] = self.attempt(chunks, numbered=False)[0] is None
+        return self._passed[key]
+
+    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
+        """Each of the step's lines as (block, line within the block)."""
+        if step not in self._where:
+            self._where[step] = tuple(self.program.source(step)[1])
+        return self._where[step]
+
+    def tail(self, step: Chunk, count: int) -> Tail:
+        """Where control can go from the step's first `count` lines to the lines after them: the levels
+        of the blocks after them that each end the suites deeper than they are (each a new least level
+        among those blocks; whether it is an else/except-like block, which catches or diverts control).
+        Two steps that begin with the same lines and have the same tail run those lines alike: a suite
+        of them that ends goes on to a line after them in both, or in neither (order.reach)."""
+        where = self.where(step)
+        if count >= len(where):
+            return ()
+        block, line = where[count]
+        found: list[tuple[int, bool]] = []
+        low = self.program.levels[block] if line else None  # (the rest of a block cut is the same block)
+        for b in step[step.index(block) + (1 if line else 0) :]:
+            level = self.program.levels[b]
+            if low is None or level <= low:
+                found.append((level, shape(self.program.codes[b]).continues))
+                low = level
+        return tuple(found)
+
+    def attempt(
+        self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None, numbered: bool = True
+    ) -> tuple[BaseException | None, dict[str, object], Chunk]:
+        """Run a whole candidate from a fresh namespace: what failed (if anything), the namespace, and
+        the step that failed (`numbered`: Runs.step)."""
+        ns = fresh_namespace(self.setups, self.paths) if ns is None else ns
+        for step in [*list(chunks) * self.job["repeat"], CHECK]:
+            failure = self.step(ns, step, numbered)
+            if failure is not None:
+                return failure, ns, step
+        return None, ns, CHECK

@@ -1,0 +1,121 @@
+"""Tensors and autograd graphs in a candidate order's state (order.state walks them; imports torch).
+
+A tensor is its storage (compared by its bytes, or their BLAKE2 digest past 64 KiB; copied by a clone),
+its view of it, its gradient and attributes. A copy cannot hold an autograd graph, but a fingerprint
+can: two graphs are equal when their nodes have the same types, saved values and edges, and lead to the
+same leaves (the walk's own identity matching, as for any object).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+
+from quizgen.execution.worker import compat
+
+_EXACT_BYTES = 1 << 16  # tensor data up to this size is compared itself, larger data by a BLAKE2 digest
+
+
+class Opaque(Exception):
+    """The state holds something a copy or a fingerprint could not capture whole."""
+
+
+def tensor(walk: Any, t: Any) -> Any:
+    """A CPU tensor without hooks: its storage (shared storages once), layout, gradient, attributes."""
+    if t.grad_fn is not None and not walk.graphs:
+        raise Opaque("a tensor with autograd history")
+    if t.retains_grad:
+        raise Opaque("a tensor that retains its gradient (a hook)")
+    odd = (t.is_quantized, t.is_nested, t.is_conj(), t.is_neg(), t.is_inference(), t._backward_hooks)
+    if t.layout != torch.strided or t.device.type != "cpu" or any(odd):
+        raise Opaque("a tensor of a kind the search does not copy")
+    if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
+        raise Opaque("a tensor with hooks or names")
+    storage = compat.untyped_storage(t)
+    if storage._cdata in walk.frozen_storages:  # (a copy of it could not stay a view of the shared data)
+        raise Opaque("a view of data every branch shares")
+    skey = ("storage", storage._cdata)
+    if skey not in walk.memo:
+        walk.memo[skey] = len(walk.memo)
+        if walk.copying:
+            walk.copies[skey] = storage.clone()
+        else:  # (a fingerprint keeps a storage's bytes where a copy keeps its clone)
+            walk.copies[skey] = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
+            if walk.whole_storages:
+                walk.tokens.append(_digest(walk.copies[skey]))
+    if not walk.copying and not walk.whole_storages:  # the bytes this tensor can read: its span only
+        walk.tokens.append(_digest(walk.copies[skey][_span(t)]))
+    base = t._base
+    shape = (tuple(t.shape), t.stride(), t.storage_offset())
+    walk.add("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, walk.memo[skey])
+    copied_base = walk.visit(base) if base is not None else None
+    if t.grad_fn is not None:
+        _graph(walk, t.grad_fn)
+    grad = walk.visit(t.grad) if t.grad is not None else None
+    attributes = walk.visit(dict(vars(t))) if vars(t) else None
+    if not walk.copying:
+        return t
+    if copied_base is not None:  # (capture walks under no_grad)
+        new = copied_base.as_strided(t.size(), t.stride(), t.storage_offset())
+    else:
+        new = torch.empty(0, dtype=t.dtype).set_(walk.copies[skey], t.storage_offset(), t.size(), t.stride())
+    if type(t) is torch.nn.Parameter:
+        new = torch.nn.Parameter(new, requires_grad=t.requires_grad)
+    elif t.requires_grad:
+        new.requires_grad_(True)
+    if grad is not None:
+        new.grad = grad
+    if attributes:
+        new.__dict__.update(attributes)
+    return walk.keep(t, new)
+
+
+def _span(t: Any) -> slice:
+    """Where the tensor's elements lie in its storage's bytes: from its first to its last."""
+    if t.numel() == 0:
+        return slice(0, 0)
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return slice(t.storage_offset() * t.element_size(), (last + 1) * t.element_size())
+
+
+def _digest(raw: bytes) -> bytes:
+    return raw if len(raw) <= _EXACT_BYTES else hashlib.blake2b(raw).digest()
+
+
+def _graph(walk: Any, node: Any) -> None:
+    """An autograd graph, for a fingerprint: each node's type, what it saved and where it leads (the
+    leaves it accumulates into are walked as objects, so they are matched by identity as any other).
+    A saved tensor is the object it was saved from, with its version: backward checks that version."""
+    if node is None:
+        walk.add("none")
+        return
+    key = ("node", id(node))
+    if key in walk.memo:
+        walk.add("again", walk.memo[key])
+        return
+    walk.memo[key] = len(walk.memo)
+    walk.alive.append(node)
+    kind = type(node)
+    if isinstance(node, torch.autograd.function.BackwardCFunction) or node.metadata:
+        raise Opaque("an autograd node of the card's own or with metadata")
+    walk.add("node", kind.__name__)
+    if kind.__name__ == "AccumulateGrad":
+        walk.visit(node.variable)
+    if kind not in _SAVED:
+        _SAVED[kind] = tuple(sorted(a for a in dir(node) if a.startswith("_saved_")))
+    for name in _SAVED[kind]:
+        try:
+            value = getattr(node, name)
+        except RuntimeError as exc:  # freed by a backward, or changed in place since: backward fails
+            walk.add(name, "unusable", str(exc))
+            continue
+        walk.add(name, value._version if isinstance(value, torch.Tensor) else None)
+        walk.visit(value)
+    for after, number in node.next_functions:
+        walk.add("next", number)
+        _graph(walk, after)
+
+
+_SAVED: dict[type, tuple[str, ...]] = {}  # an autograd node type's saved values, by attribute name

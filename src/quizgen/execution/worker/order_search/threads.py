@@ -1,0 +1,112 @@
+"""What the fast search (order.tree) is given, holds and hands back: the candidates it explores as
+threads, the spaces of candidates one tree searches, what the runner knows of steps that fail, and the
+states it keeps (nodes, anchors)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Protocol
+
+from quizgen.execution.worker.order_search.names import Liveness
+from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders
+from quizgen.execution.worker.order_search.torch_state import Settings
+
+
+class Hints(Protocol):
+    """What the runner knows of steps that fail (order.steps.Runs): those that cannot compile, and
+    how far the last failed step got (order.reach)."""
+
+    reached: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]] | None
+
+    def broken(self, step: Chunk) -> bool: ...
+
+    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]: ...
+
+    def tail(self, step: Chunk, count: int) -> tuple[tuple[int, bool], ...]: ...
+
+
+@dataclass(frozen=True)
+class Thread:
+    """A candidate (or, in the first pass, every candidate that begins so) and how far it has run."""
+
+    chunks: tuple[Chunk, ...]  # its steps so far, or all of them once `complete`
+    placed: int  # the blocks in `chunks` (a bit mask)
+    complete: bool
+    ran: int = 0  # steps run
+    tag: int = -1  # the caller's name for an explicit candidate
+    space: int = 0  # which of the tree's spaces of candidates it is in (Tree.spaces)
+    ways: int = 1  # the arrangements it stands for: its steps' alike ones (Space.steps), multiplied
+
+
+@dataclass
+class Space:
+    """One set of candidates a tree searches. Spaces share every run their candidates have in common
+    (a distractor inserted, or in place of each line: the candidates share all prefixes that do not
+    hold the line it replaces)."""
+
+    orders: Orders
+    liveness: Liveness
+    onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
+    same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code (Runs.same)
+    _steps: dict[int, list[tuple[Chunk, int, int]]] = field(default_factory=dict)
+    _alike: dict[Chunk, list[Chunk]] = field(default_factory=dict)  # the steps each first one stands for
+    _programs: dict[int, int] = field(default_factory=dict)
+
+    def steps(self, placed: int) -> list[tuple[Chunk, int, int]]:
+        """The steps that can come next, one for all those that are the same code (a suite indented
+        deeper, `same`): each as (the first of them, the blocks placed after it, how many they are).
+        Without `same`, every step."""
+        if placed not in self._steps:
+            groups: dict[Hashable, tuple[Chunk, int, list[Chunk]]] = {}
+            for chunk, after in self.orders.next_chunks(placed):
+                key = chunk if self.same is None else (after, self.same(chunk))
+                groups.setdefault(key, (chunk, after, []))[2].append(chunk)
+            for first, _, alike in groups.values():
+                self._alike.setdefault(first, alike)
+            self._steps[placed] = [(first, after, len(alike)) for first, after, alike in groups.values()]
+        return self._steps[placed]
+
+    def programs(self, placed: int) -> int:
+        """How many different programs begin with the blocks in `placed` (1 once every block is)."""
+        if placed == self.orders.full:
+            return 1
+        if placed not in self._programs:
+            self._programs[placed] = sum(self.programs(after) for _, after, _ in self.steps(placed))
+        return self._programs[placed]
+
+    def arrangements(self, chunks: tuple[Chunk, ...]) -> Iterator[tuple[Chunk, ...]]:
+        """Every candidate a thread's steps stand for (each step's alike ones), in sorted order."""
+        return product(*(sorted(self._alike.get(chunk, [chunk])) for chunk in chunks))
+
+    def first(self, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+        """The first of them in sorted order (alike steps have as many blocks: the first of each)."""
+        return tuple(min(self._alike.get(chunk, [chunk])) for chunk in chunks)
+
+
+@dataclass
+class Anchor:
+    """A state kept whole (never run on): others are rebuilt from a copy of it. The starting state
+    when it cannot be copied (a setup leaving an autograd graph in a name the lines use) has no copy
+    (`ns` None): it is rebuilt by running setup again (`Tree.rebuild`)."""
+
+    ns: dict[str, object] | None
+    settings: Settings
+    live: frozenset[str] | None
+
+
+@dataclass
+class Node:
+    threads: list[Thread]
+    anchor: Anchor
+    path: tuple[Chunk, ...]  # steps that lead from the anchor to this state
+    objects: tuple[dict[str, object], Settings] | None  # the state itself, until a step runs on it
+    live: frozenset[str] | None = None
+    opaque: bool = False  # its state is known not to be copyable
+    trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
+
+
+def objects_of(node: Node) -> tuple[dict[str, object], frozenset[str] | None]:
+    assert node.objects is not None
+    return node.objects[0], node.live

@@ -1,0 +1,349 @@
+"""The worker pool process: with the modules it runs jobs with, the only code that imports torch.
+
+`python -m quizgen.execution.worker.zygote` (the zygote) imports torch once, warms it up and forks
+worker processes from that warm state. Jobs arrive as JSON lines on stdin; the zygote hands each to an idle
+worker, enforces its wall-clock timeout, notices a worker that crashed or exited, replaces it, and writes
+results as JSON lines to stdout. Workers run jobs one after another, each in a process of its own
+(isolate.py) with torch's global settings and seeds reset, under a memory cap; no worker nor the
+zygote ever runs card code. The zygote stays single-threaded, because forking a process that has
+started torch's thread pools hangs the child. It ends when its stdin closes or the process that started
+it is gone (a build killed with SIGKILL leaves no pool behind), and then kills every process left; in
+the sandbox, bwrap's PID namespace ends every process in it as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import sys
+import tempfile
+import time
+import warnings
+
+from quizgen.constants import (
+    DEFAULT_MEMORY,
+    DEFAULT_TIMEOUT,
+    ORDER_TIMEOUT_FACTOR,
+)
+from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
+from quizgen.execution.worker import isolate, life, stuck
+from quizgen.project import trees
+
+WORKER_GRACE = 10.0
+
+
+def _learner_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
+    """A warning as a card's output shows it to learners: `UserWarning: text`, without the file and line
+    it came from (a path on the author's machine, inside torch or the card file)."""
+    return f"{category.__name__}: {message}\n"
+
+
+def _warm_up(optimizers: bool) -> str:
+    import torch
+    import torch.nn
+    import torch.optim
+
+    from quizgen.execution.worker import runner, snippets
+
+    snippets.seed_devices()
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    warnings.formatwarning = _learner_warning
+    runner.remember_state()
+    if optimizers:
+        # The first optimizer pulls in torch._dynamo (seconds), and torch patches shared state the first
+        # time each feature is used: pay both once, here, not in every worker (warm.py).
+        from quizgen.execution.worker import warm
+
+        warm.first_use()
+    return str(torch.__version__)
+
+
+# -- the zygote -----------------------------------------------------------------------------------
+
+
+class _Worker:
+    def __init__(self, pid: int, to_fd: int, from_fd: int, workdir: str) -> None:
+        self.pid = pid
+        self.pidfd: int | None = None  # readable once the worker has ended (None where Linux has no pidfd)
+        self.to_fd = to_fd
+        self.from_fd = from_fd
+        self.workdir = workdir
+        self.data = bytearray()
+        self.job_id: str | None = None
+        self.deadline = 0.0
+        self.limit = 0.0
+        self.timed_out = False
+        self.cancelled = False
+        self.retiring = False
+
+
+def _worker_death(status: int, worker: _Worker) -> Result:
+    """A worker ended while it had a job: quizgen's fault (its jobs run in children of their own), unless
+    it overran the job's timeout and grace, or a snippet killed it."""
+    if worker.timed_out:
+        return {"ok": False, "output": "", "error": stuck.timed_out(worker.limit, "")}
+    if os.WIFSIGNALED(status):  # another card's snippet may send it a signal: that card's own job fails
+        killed = isolate.describe_exit(status).replace("snippet", "job", 1)
+        return {"ok": False, "output": "", "error": killed}
+    why = isolate.describe_exit(status).replace("the snippet", "the worker process", 1)
+    return {"ok": False, "output": "", "internal": why + " (its stderr may say why)"}
+
+
+class _Zygote:
+    def __init__(
+        self,
+        jobs: int,
+        timeout: float,
+        memory: int,
+        torch_version: str,
+        parent: int | None = None,
+    ) -> None:
+        self.parent = parent  # a pidfd of quizgen's process: readable once it has ended
+        self.jobs, self.timeout, self.memory = jobs, timeout, memory
+        self.torch_version = torch_version
+        self.sel = selectors.DefaultSelector()
+        self.workers: dict[int, _Worker] = {}  # by from_fd
+        self.pending: list[Request] = []
+        self.out = sys.stdout.buffer
+        self.cancel_pending = False
+
+    def send(self, message: Reply) -> None:
+        self.out.write((json.dumps(message) + "\n").encode())
+        self.out.flush()
+
+    def spawn(self) -> _Worker:
+        workdir = tempfile.mkdtemp(prefix="quizgen-")
+        to_read, to_write = os.pipe()
+        from_read, from_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            # Other workers' pipe ends must not stay open here, or their EOFs would never come.
+            for w in self.workers.values():
+                os.close(w.to_fd)
+                os.close(w.from_fd)
+            os.close(to_write)
+            os.close(from_read)
+            life.live(to_read, from_write, workdir, self.memory)
+        os.close(to_read)
+        os.close(from_write)
+        os.set_blocking(from_read, False)
+        worker = _Worker(pid, to_write, from_read, workdir)
+        self.workers[from_read] = worker
+        self.sel.register(from_read, selectors.EVENT_READ, worker)
+        # Its end is noticed when it ends, not when its pipe closes: a process its snippet forked may
+        # hold the pipe open for as long as it likes.
+        with contextlib.suppress(OSError, AttributeError):  # not Linux, or before 5.3: the pipe only
+            worker.pidfd = os.pidfd_open(pid)
+            self.sel.register(worker.pidfd, selectors.EVENT_READ, _Ended(worker))
+        return worker
+
+    def assign(self, worker: _Worker, message: Request) -> None:
+        job = message["job"]
+        factor = ORDER_TIMEOUT_FACTOR if job["type"] == "search" else 1
+        worker.limit = float(message.get("timeout", self.timeout)) * factor
+        # The worker stops its job's process at the limit itself; the zygote stops a worker that does not.
+        worker.deadline = time.monotonic() + worker.limit + WORKER_GRACE
+        worker.job_id = message["id"]
+        worker.timed_out = worker.cancelled = False
+        worker.data.clear()
+        self.send({"id": message["id"], "started": True})
+        with contextlib.suppress(OSError):  # it died just now; its EOF reports the job
+            task: WorkerTask = {"job": job, "timeout": worker.limit}
+            os.write(worker.to_fd, (json.dumps(task) + "\n").encode())
+
+    def dispatch(self) -> None:
+        idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
+        while self.pending:
+            if idle:
+                self.assign(idle.pop(), self.pending.pop(0))
+            elif sum(not w.retiring for w in self.workers.values()) < self.jobs:
+                self.assign(self.spawn(), self.pending.pop(0))
+            else:
+                break
+
+    def reply(self, worker: _Worker, result: Result) -> None:
+        worker.retiring = worker.retiring or bool(result.pop("retire", False))
+        result["torch_version"] = self.torch_version
+        if not worker.cancelled:
+            self.send({"id": worker.job_id or "", "result": result})
+        worker.job_id = None
+
+    def readable(self, worker: _Worker) -> None:
+        try:
+            chunk = os.read(worker.from_fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if chunk:
+            worker.data += chunk
+            self.answered(worker)
+            return
+        self.bury(worker)
+
+    def answered(self, worker: _Worker) -> None:
+        """Send the worker's result once a whole one has come; what it tells of its job's progress
+        before that, as it comes."""
+        while b"\n" in worker.data and worker.job_id is not None:
+            line, _, rest = bytes(worker.data).partition(b"\n")
+            worker.data[:] = rest
+            message = json.loads(line)
+            if "progress" in message:  # (the worker's line: a job's own record was read as 3 numbers)
+                if not worker.cancelled:
+                    self.send({"id": worker.job_id, "progress": message["progress"]})
+                continue
+            result: Result = message
+            self.reply(worker, result)
+
+    def ended(self, worker: _Worker) -> None:
+        """The worker process ended (its pidfd): take what it wrote before, then bury it."""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(worker.from_fd, 1 << 16):
+                worker.data += chunk
+        self.answered(worker)
+        self.bury(worker)
+
+    def bury(self, worker: _Worker) -> None:
+        """A worker ended or its pipe closed: it retired, crashed, was killed, or ended itself. What its
+        jobs started (orphans that came to this subreaper) is killed now."""
+        self.sel.unregister(worker.from_fd)
+        os.close(worker.from_fd)
+        os.close(worker.to_fd)
+        if worker.pidfd is not None:
+            self.sel.unregister(worker.pidfd)
+            os.close(worker.pidfd)
+        del self.workers[worker.from_fd]
+        _, status = os.waitpid(worker.pid, 0)
+        isolate.reap_orphans(keep={w.pid for w in self.workers.values()})
+        trees.remove(worker.workdir)  # (a snippet may nest folders deeper than rmtree recurses)
+        if worker.job_id is not None:
+            self.reply(worker, _worker_death(status, worker))
+
+    def command(self, message: Request) -> None:
+        if message.get("cancel"):
+            # The parent stopped early (--fail-fast): drop what is queued and stop what runs.
+            self.pending.clear()
+            for worker in self.workers.values():
+                if worker.job_id is not None:
+                    worker.cancelled = True
+                    os.kill(worker.pid, signal.SIGKILL)
+            self.cancel_pending = True
+        else:
+            self.pending.append(message)
+
+    def serve(self) -> None:
+        stdin_fd = sys.stdin.fileno()
+        os.set_blocking(stdin_fd, False)
+        self.sel.register(stdin_fd, selectors.EVENT_READ, None)
+        if self.parent is not None:
+            self.sel.register(self.parent, selectors.EVENT_READ, _PARENT)
+        inbuf = bytearray()
+        while True:
+            busy = [w for w in self.workers.values() if w.job_id is not None]
+            if self.cancel_pending and not busy:
+                self.send({"cancelled": True})
+                self.cancel_pending = False
+            self.dispatch()
+            now = time.monotonic()
+            wait = min((w.deadline for w in busy), default=now + 1.0) - now
+            for key, _ in self.sel.select(timeout=max(0.0, min(wait, 1.0))):
+                if key.data is _PARENT:
+                    return  # quizgen is gone (killed, say): nothing will read a result
+                if isinstance(key.data, _Ended):
+                    if self.workers.get(key.data.worker.from_fd) is key.data.worker:
+                        self.ended(key.data.worker)
+                    continue
+                if isinstance(key.data, _Worker):
+                    if self.workers.get(key.data.from_fd) is key.data:
+                        self.readable(key.data)
+                    continue
+                chunk = os.read(stdin_fd, 1 << 16)
+                if not chunk:
+                    return  # the parent is done or gone
+                inbuf += chunk
+                while b"\n" in inbuf:
+                    line, _, rest = inbuf.partition(b"\n")
+                    inbuf = bytearray(rest)
+                    if line.strip():
+                        self.command(json.loads(line))
+            now = time.monotonic()
+            for w in list(self.workers.values()):
+                if w.job_id is not None and now >= w.deadline and not w.timed_out:
+                    w.timed_out = True
+                    os.kill(w.pid, signal.SIGKILL)
+                    # At once, not at its pipe's end: a process the snippet forked may hold that open.
+                    self.bury(w)
+
+    def shutdown(self) -> None:
+        for w in list(self.workers.values()):
+            os.kill(w.pid, signal.SIGKILL)
+            os.waitpid(w.pid, 0)
+            trees.remove(w.workdir)
+        isolate.reap_all(None)  # what a killed worker's jobs left came to this subreaper: end it
+
+
+_PARENT = object()  # the selector's mark for quizgen's pidfd
+
+
+class _Ended:
+    """The selector's mark for a worker's pidfd."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+
+
+def _not_dumpable() -> None:
+    import ctypes
+
+    pr_set_dumpable = 4
+    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) != 0:  # pragma: no cover
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+
+
+def _watch_parent() -> int | None:
+    """A pidfd of the process that started the pool (None where Linux has none); exit if it is gone."""
+    parent = os.getppid()
+    try:
+        fd = os.pidfd_open(parent)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux, or before 5.3
+        return None
+    if os.getppid() != parent:  # it ended before the pidfd was open: the pidfd may name another
+        os._exit(1)
+    return fd
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="quizgen.worker")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    parser.add_argument("--memory", type=int, default=DEFAULT_MEMORY)
+    parser.add_argument("--cold", action="store_true", help="skip warming up optimizers")
+    parser.add_argument("--confine", action="store_true", help="each job in a Landlock domain of its own")
+    args = parser.parse_args()
+    # Not dumpable, before anything else: no snippet may open /proc/<pool>/mem or /proc/<pool>/fd/N of
+    # the zygote, a worker or another job (each inherits this), to write results for other cards' jobs.
+    _not_dumpable()
+    parent = _watch_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
+    isolate.CONFINE = args.confine
+    torch_version = _warm_up(optimizers=not args.cold)
+    isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
+    zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
+    ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
+    zygote.send(ready)
+    try:
+        zygote.serve()
+    finally:
+        zygote.shutdown()
+        sys.stdout.flush()
+    os._exit(0)  # skip torch's slow interpreter teardown: nothing is left to clean up
+
+
+if __name__ == "__main__":
+    main()

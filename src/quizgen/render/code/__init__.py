@@ -1,0 +1,1 @@
+"""Code in card text as highlighted HTML."""

@@ -1,0 +1,170 @@
+"""`build/qti/<deck>.zip`: the cards an LMS can grade itself (render/lms/items.py) as a QTI 2.1 content
+package, one assessmentItem per card and a manifest listing them (quizgen.toml's [export] qti), for the
+LMSs that import QTI 2.1 (Blackboard, Canvas's New Quizzes, ...). Same bytes for the same cards: entries
+sorted and dated 1980 (render/zipped.py)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+from quizgen.render import zipped
+from quizgen.render.base import Project, Rendered
+from quizgen.render.lms import items
+from quizgen.render.lms.question import Question
+from quizgen.render.stage import Stage
+
+QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
+CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+SCHEMA = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1.xsd"
+MATCH_CORRECT = "http://www.imsglobal.org/question/qti_v2p1/rptemplates/match_correct"
+_VOID = {"br", "hr", "img", "col"}
+_KEPT = {"class", "href", "src", "alt"}  # attributes of the cards' HTML that QTI's XHTML subset has
+
+
+def _q(name: str) -> str:
+    return f"{{{QTI}}}{name}"
+
+
+class _Builder(HTMLParser):
+    """The cards' HTML (sanitized, from the quiz's Markdown) as elements in QTI's namespace."""
+
+    def __init__(self, root: ET.Element) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open = [root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        kept = {k: v for k, v in attrs if k in _KEPT and v is not None}
+        node = ET.SubElement(self.open[-1], _q(tag), kept)
+        if tag not in _VOID:
+            self.open.append(node)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in _VOID and len(self.open) > 1 and self.open[-1].tag == _q(tag):
+            self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        node = self.open[-1]
+        if len(node):
+            node[-1].tail = (node[-1].tail or "") + data
+        else:
+            node.text = (node.text or "") + data
+
+
+def _html(parent: ET.Element, text: str) -> None:
+    """Append `text` (HTML) to `parent`, inside a div."""
+    builder = _Builder(ET.SubElement(parent, _q("div")))
+    builder.feed(text)
+    builder.close()
+
+
+def _value(parent: ET.Element, text: str) -> None:
+    ET.SubElement(parent, _q("value")).text = text
+
+
+def _declare(item: ET.Element, q: Question) -> ET.Element:
+    """The response's declaration with its correct response, and the SCORE outcome."""
+    base = {"numerical": "float", "short": "string"}.get(q.type, "identifier")
+    cardinality = "ordered" if q.type == "ordering" else "single"
+    attributes = {"identifier": "RESPONSE", "cardinality": cardinality, "baseType": base}
+    declared = ET.SubElement(item, _q("responseDeclaration"), attributes)
+    correct = ET.SubElement(declared, _q("correctResponse"))
+    if q.type in ("numerical", "short"):
+        _value(correct, q.answer)
+    elif q.type == "ordering":
+        for n in range(len(q.order)):
+            _value(correct, f"L{n}")
+    else:
+        _value(correct, "C0")  # the right choice is listed first
+    outcome = {"identifier": "SCORE", "cardinality": "single", "baseType": "float"}
+    _value(ET.SubElement(ET.SubElement(item, _q("outcomeDeclaration"), outcome), _q("defaultValue")), "0")
+    return declared
+
+
+def _interaction(body: ET.Element, q: Question) -> None:
+    if q.type in ("numerical", "short"):
+        interaction = ET.SubElement(ET.SubElement(body, _q("p")), _q("textEntryInteraction"))
+        interaction.set("responseIdentifier", "RESPONSE")
+        interaction.set("expectedLength", str(max(8, len(q.answer) + 2)))
+        return
+    kind = "orderInteraction" if q.type == "ordering" else "choiceInteraction"
+    attributes = {"responseIdentifier": "RESPONSE", "shuffle": "true"}
+    interaction = ET.SubElement(
+        body, _q(kind), attributes | ({} if q.type == "ordering" else {"maxChoices": "1"})
+    )
+    texts = q.order if q.type == "ordering" else [c.text for c in q.choices]
+    prefix = "L" if q.type == "ordering" else "C"
+    for n, text in enumerate(texts):
+        choice = ET.SubElement(interaction, _q("simpleChoice"), {"identifier": f"{prefix}{n}"})
+        ET.SubElement(choice, _q("pre" if q.type == "ordering" else "code")).text = text  # a line: a block
+
+
+def _processing(item: ET.Element, q: Question) -> None:
+    """match_correct, or for a typed answer the comparison the quiz would make (a number within the
+    card's tolerance; text regardless of case)."""
+    if q.type not in ("numerical", "short"):
+        ET.SubElement(item, _q("responseProcessing"), {"template": MATCH_CORRECT})
+        return
+    condition = ET.SubElement(ET.SubElement(item, _q("responseProcessing")), _q("responseCondition"))
+    found = ET.SubElement(condition, _q("responseIf"))
+    if q.type == "numerical":
+        within = f"{q.tolerance!r} {q.tolerance!r}"
+        compare = ET.SubElement(found, _q("equal"), {"toleranceMode": "absolute", "tolerance": within})
+    else:
+        compare = ET.SubElement(found, _q("stringMatch"), {"caseSensitive": "false"})
+    ET.SubElement(compare, _q("variable"), {"identifier": "RESPONSE"})
+    ET.SubElement(compare, _q("correct"), {"identifier": "RESPONSE"})
+    score = ET.SubElement(found, _q("setOutcomeValue"), {"identifier": "SCORE"})
+    ET.SubElement(score, _q("baseValue"), {"baseType": "float"}).text = "1"
+
+
+def item_xml(q: Question) -> bytes:
+    """One assessmentItem."""
+    attributes = {
+        "identifier": identifier(q),
+        "title": q.title,
+        "adaptive": "false",
+        "timeDependent": "false",
+    }
+    item = ET.Element(_q("assessmentItem"), attributes)
+    item.set(f"{{{XSI}}}schemaLocation", f"{QTI} {SCHEMA}")
+    _declare(item, q)
+    body = ET.SubElement(item, _q("itemBody"))
+    _html(body, q.text_html)
+    _interaction(body, q)
+    _processing(item, q)
+    return zipped.xml(item, {"": QTI, "xsi": XSI}, indent=False)  # (indenting would change <pre>'s text)
+
+
+def identifier(q: Question) -> str:
+    """The item's identifier: an XML name (a card id may start with a digit)."""
+    return f"card-{q.id}"
+
+
+def manifest(slug: str, found: list[Question]) -> bytes:
+    """The package's imsmanifest.xml: one resource per item."""
+    root = ET.Element(f"{{{CP}}}manifest", {"identifier": f"quizgen-{slug}"})
+    ET.SubElement(root, f"{{{CP}}}organizations")
+    resources = ET.SubElement(root, f"{{{CP}}}resources")
+    for q in found:
+        attributes = {"identifier": f"item-{q.id}", "type": "imsqti_item_xmlv2p1", "href": f"{q.id}.xml"}
+        resource = ET.SubElement(resources, f"{{{CP}}}resource", attributes)
+        ET.SubElement(resource, f"{{{CP}}}file", {"href": f"{q.id}.xml"})
+    return zipped.xml(root, {"": CP})
+
+
+class QtiBank:
+    """build/qti/: each deck's gradable cards as a QTI 2.1 package."""
+
+    name = "qti"
+
+    def render(self, project: Project, stage: Stage) -> Rendered:
+        return items.banks(project, stage, self.name, "QTI 2.1", _write)
+
+
+def _write(folder: Path, slug: str, deck: str, found: list[Question]) -> None:
+    contents = {f"{q.id}.xml": item_xml(q) for q in found}
+    contents["imsmanifest.xml"] = manifest(slug, found)
+    zipped.write(folder / f"{slug}.zip", contents)

@@ -1,0 +1,1 @@
+"""Math in card text: checked for Anki's MathJax, converted to MathML for the quiz."""

@@ -1,0 +1,1 @@
+"""Torch versions: environments, the project's matrix, judged-on, drift and bisect."""

@@ -1,0 +1,398 @@
+"""The project's torch matrix: each card's answer on every torch version the project lists.
+
+The installed torch runs every card as before (the pipeline's plan). Each other version of the matrix
+runs each card's job again, in an environment provisioned for it (environments.py), with the same pool
+and sandbox, its results cached per version. A version not provisioned is not downloaded: what the lock
+recorded for it stands in, and the build says so once. Answers that differ between versions are facts a
+card must declare (`varies_with_torch: true`); a card about some versions only says which (`torch:
+">=2.0"`), and the others do not run it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from quizgen import kinds
+from quizgen.answers import placeholders
+from quizgen.cards import schema
+from quizgen.cards.model import Card, TorchAnswers
+from quizgen.constants import MAX_ANSWER_TEXT
+from quizgen.errors import InternalError, Problem, QuizgenError
+from quizgen.execution import timeouts
+from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
+from quizgen.execution.protocol import Job, Outcome, place
+from quizgen.project import lockfile
+from quizgen.torch_versions import changed, labelled, versions
+from quizgen.verify import indent
+
+Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
+TABLE = "torch"  # the lock's section of recorded answers
+
+
+class Options(Protocol):
+    """What the matrix reads of a run's options (pipeline.Options)."""
+
+    cards_dir: Path
+    jobs: int
+    memory: int
+    sandbox: str
+    timeout: float | None
+    torch: str | None  # the whole run is under another torch (`check --torch`)
+    matrix: bool  # every version must run: none may be left unprovisioned
+    progress: Callable[[int, int], None] | None
+
+
+class NotProvisioned(QuizgenError):
+    """A version of the matrix must run (`--matrix`) and has no environment."""
+
+
+@dataclass
+class Checked:
+    """What the matrix found: each card's answers by version, the cards that lie, what to tell once."""
+
+    answers: dict[str, TorchAnswers] = field(default_factory=dict)  # card id -> its answers
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
+    ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
+    recalled: dict[str, int] = field(default_factory=dict)  # version not provisioned -> answers from the lock
+
+
+def not_provisioned(version: str) -> NotProvisioned:
+    """The error of a run that must verify `version` (`--matrix`) where it has no environment."""
+    return NotProvisioned(
+        f"torch {version} of the project's matrix is not provisioned: "
+        f"`quizgen torch add {version}`, then run again"
+    )
+
+
+def recorded_note(version: str, missing: str = "") -> str:
+    """What a build tells once when the lock's answers stand in for a version not provisioned."""
+    return (
+        f"torch {version} not provisioned: using the answers recorded in quizgen.lock{missing}; "
+        f"`quizgen torch add {version}` to verify"
+    )
+
+
+def installed() -> str:
+    return versions.release(torch_version())
+
+
+def others(matrix: tuple[str, ...]) -> list[str]:
+    """The matrix's versions besides the installed one, oldest first."""
+    return [v for v in versions.ordered(matrix) if not versions.same(v, installed())]
+
+
+def content(job: Job) -> str:
+    """What a job runs, without its places in the files: the lock's answers are good for this only."""
+    text = json.dumps(_without_places(_answer_job(job)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _answer_job(job: Job) -> Job:
+    """The job without the text's cited values: the lock records another version's answer for this."""
+    return {k: v for k, v in job.items() if k != "cite"}  # type: ignore[return-value]
+
+
+def read_recorded(lock_path: Path) -> Recorded:
+    """The answers the lock recorded for the versions not installed (empty when it has none)."""
+    try:
+        data = (lockfile.load(lock_path) or {}).get(TABLE, {})
+    except (OSError, ValueError, AttributeError, RecursionError):  # (a repository's lock nests at will)
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        version: {
+            card: entry
+            for card, entry in cards.items()
+            if isinstance(entry, dict)
+            and all(isinstance(entry.get(k), str) for k in ("answer", "job"))
+            and len(entry["answer"]) <= MAX_ANSWER_TEXT  # (as an executed answer is: never bigger)
+        }
+        for version, cards in data.items()
+        if isinstance(cards, dict)
+    }
+
+
+def to_record(answers: Mapping[str, TorchAnswers]) -> Recorded:
+    """The lock's section for these cards' answers: every version but the installed one."""
+    recorded: Recorded = {}
+    for card_id, known in sorted(answers.items()):
+        for version, answer in known.answers.items():
+            if not versions.same(version, installed()):
+                recorded.setdefault(version, {})[card_id] = {"answer": answer, "job": known.job}
+    return recorded
+
+
+def check(
+    options: Options,
+    matrix: tuple[str, ...],
+    cards: list[Card],
+    jobs: Mapping[str, Job],
+    outcome_of: Callable[[Card], Outcome | None],
+    cache: Cache,
+    project_timeout: float,
+    parts: Mapping[str, Mapping[str, Job]] | None = None,
+) -> Checked:
+    """Every card's answer on every version of the matrix, compared with the installed torch's; and what
+    else a learner reads of it (cited values, output, variants) checked on each (torch_versions/labelled.py).
+    `parts` are the cards' further jobs (a value card's variants) by card id."""
+    from quizgen.render.manifest import LOCK_NAME
+
+    checked = Checked()
+    if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
+        return checked
+    extra = others(matrix)
+    _ranges(cards, extra, checked)
+    if not extra:
+        return checked
+    missing = [v for v in extra if _python_for(v) is None]
+    if options.matrix and missing:
+        raise not_provisioned(missing[0])
+    recorded = read_recorded(options.cards_dir / LOCK_NAME)
+    bisected = changed.read(options.cards_dir / LOCK_NAME)
+    about = [c for c in cards if not c.judged_on and c.id in jobs]  # (judged: run on one version alone)
+    mine = {c.id: c for c in about if (o := outcome_of(c)) is not None and o.ok}
+    answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
+    ran_on: dict[str, dict[str, tuple[list[str], Outcome]]] = {}  # card id -> version -> (keys, outcome)
+    for version in extra:
+        ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
+        if not ran:  # (the cards run on it are judged on it: quizgen/torch_versions/judged.py)
+            continue
+        if (python := _python_for(version)) is not None:
+            work = {c.id: (c, jobs[c.id]) for c in ran}
+            work.update({_part(c.id, n): (c, j) for c in ran for n, j in (parts or {}).get(c.id, {}).items()})
+            outcomes = run_on(options, version, python, work, cache, project_timeout, checked)
+            for card in ran:
+                if (whole := _whole(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
+                    continue
+                keys, outcome = whole
+                got = _answered(card, version, outcome, outcome_of(card), jobs[card.id], checked)
+                if got is not None:
+                    answers[card.id][version] = got
+                    ran_on.setdefault(card.id, {})[version] = (keys, outcome)
+        else:
+            _recalled(version, ran, jobs, recorded.get(version, {}), answers, checked)
+    for card_id, card in mine.items():
+        primary = outcome_of(card)
+        assert primary is not None  # (mine holds the cards whose outcome is in)
+        found = _settled(card, primary, answers[card_id], ran_on.get(card_id, {}), cache, checked)
+        from_lock = tuple(v for v in found if v in missing)  # the repository's word, not a run
+        known = TorchAnswers(found, content(jobs[card_id]), installed(), from_lock)
+        checked.answers[card_id], warning = changed.since(card, known, bisected.get(card_id))
+        checked.warnings += [warning] if warning is not None else []
+        _compare(card, checked.answers[card_id], checked)
+    return checked
+
+
+def _ranges(cards: list[Card], extra: list[str], checked: Checked) -> None:
+    """A range must hold the installed torch; a declared change needs a matrix of more than it."""
+    for card in cards:
+        if not card.judged_on and not versions.in_range(installed(), card.torch):
+            message = f"the range leaves out the installed torch {installed()}, which runs every card"
+            checked.problems.append(Problem(card.at("torch"), message))
+        if not extra and card.varies_with_torch:
+            message = f"varies_with_torch, but the project's torch matrix is torch {installed()} alone"
+            checked.warnings.append(Problem(card.at("varies_with_torch"), message))
+
+
+def _settled(
+    card: Card,
+    primary: Outcome,
+    answers: dict[str, str],
+    ran_on: Mapping[str, tuple[list[str], Outcome]],
+    cache: Cache,
+    checked: Checked,
+) -> dict[str, str]:
+    """The card's answers, oldest first (the installed torch's where another's agrees within the card's
+    tolerance); each version's run kept in the cache, and what it shows checked (labelled.py)."""
+    shown = answers[installed()] = _answer(card, primary)
+    for version, other in answers.items():  # the same within the card's tolerance: the same
+        if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
+            answers[version] = shown
+    for version, (keys, outcome) in ran_on.items():
+        _keep(cache, keys, outcome)  # (what it shows is checked again each time, from the cache too)
+        if answers[version] == shown:  # (an answer that differs is _compare's to report)
+            checked.problems += labelled.problems(card, version, installed(), primary, outcome)
+    return dict(sorted(answers.items(), key=lambda kv: versions.key(kv[0])))
+
+
+def _part(card_id: str, name: str) -> str:
+    return f"{card_id}\0{name}"
+
+
+def _whole(
+    card: Card, job: Job, parts: Mapping[str, Job], outcomes: Mapping[str, tuple[str, Outcome]]
+) -> tuple[list[str], Outcome] | None:
+    """The card's outcome on a version with its further jobs' (as the plan's outcome_of makes it) and the
+    keys of them all; None when one is missing."""
+    if card.id not in outcomes or any(_part(card.id, n) not in outcomes for n in parts):
+        return None
+    key, outcome = outcomes[card.id]
+    if outcome.raised is not None:
+        outcome = replace(outcome, placed=place(outcome.raised, job))
+    found = {name: outcomes[_part(card.id, name)] for name in parts}
+    if found:
+        outcome = replace(outcome, parts={name: o for name, (_, o) in found.items()})
+    return [key, *(k for k, _ in found.values())], outcome
+
+
+def _keep(cache: Cache, keys: list[str], outcome: Outcome) -> None:
+    """Cache a version's run (the card's job and further jobs) once it gave an answer: a failure there (a
+    raise, a timeout) never is."""
+    done = [(keys[0], replace(outcome, parts=None, placed=None))]
+    done += [(k, part) for k, part in zip(keys[1:], (outcome.parts or {}).values(), strict=True)]
+    for key, one in done:
+        if not one.cached:
+            cache.put(key, one)
+
+
+def _answer(card: Card, outcome: Outcome | None) -> str:
+    return kinds.get(card.kind).torch_answer(card, outcome) if outcome is not None else ""
+
+
+def _answered(
+    card: Card, version: str, outcome: Outcome, primary: Outcome | None, job: Job, checked: Checked
+) -> str | None:
+    """A version's answer from its run of the card; None (and the problem noted) when the card fails
+    there, or raises where the installed torch does not: what it uses is missing or works otherwise."""
+    raised = outcome.value is not None and outcome.value["type"] == "exception"
+    expected = primary is not None and primary.value is not None and primary.value["type"] == "exception"
+    if outcome.ok and (expected or not raised):
+        return _answer(card, outcome)
+    if not outcome.ok:
+        shown = "\n".join((outcome.error or "execution failed").strip().splitlines()[-3:])
+    elif outcome.raised is not None:
+        shown = "\n".join(place(outcome.raised, job).traceback.splitlines()[-3:])
+    else:
+        shown = _answer(card, outcome)
+    message = (
+        f"fails on torch {version} (it runs on torch {installed()}); a card about the versions that have "
+        f'what it uses says so: `torch: ">{version}"`, or a range that leaves {version} out:\n{shown}'
+    )
+    checked.problems.append(Problem(card.at(kinds.get(card.kind).run_field), indent(message)))
+    return None
+
+
+def _recalled(
+    version: str,
+    ran: list[Card],
+    jobs: Mapping[str, Job],
+    recorded: dict[str, dict[str, str]],
+    answers: dict[str, dict[str, str]],
+    checked: Checked,
+) -> None:
+    """The lock's answers for a version not provisioned, for the cards whose job is the one recorded."""
+    unknown = 0
+    for card in ran:
+        entry = recorded.get(card.id)
+        if entry is not None and entry["job"] == content(jobs[card.id]):
+            answers[card.id][version] = entry["answer"]
+        else:
+            unknown += 1
+    checked.recalled[version] = len(ran) - unknown
+    missing = f" ({unknown} of {len(ran)} cards have none recorded for what they run now)" if unknown else ""
+    checked.notes[version] = recorded_note(version, missing)
+
+
+def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
+    """A card whose answer differs across the matrix must declare it; one that declares it must differ."""
+    shown = list(known.answers.items())
+    newest_version, newest = shown[-1]
+    if not card.varies_with_torch:
+        for version, answer in shown[:-1]:
+            if answer != newest:
+                message = (
+                    f"answers `{answer}` on torch {version} but `{newest}` on torch {newest_version}; if the "
+                    "change is what the card teaches, declare it: `varies_with_torch: true`; if the card is "
+                    f'about one side, give the versions it is about: `torch: ">{version}"`, say'
+                )
+                where = "answer" if "answer" in card.fields else kinds.get(card.kind).run_field
+                checked.problems.append(Problem(card.at(where), message))
+                return
+        return
+    if known.differ:
+        return
+    on = ", ".join(v for v, _ in shown)
+    written = [name for text in schema.text_fields(card).values() for name in placeholders.names(text)]
+    cites = [name for name in placeholders.TORCH_CHANGE if name in written]
+    if cites:  # its text would say a change happened that nothing computed
+        message = (
+            f"cites {{{{{cites[0]}}}}}, but its answer is `{newest}` on every torch version known "
+            f"(torch {on}); `quizgen build --matrix` runs every version of the matrix"
+        )
+        checked.problems.append(Problem(card.at("explain"), message))
+    elif len(shown) > 1:
+        message = f"varies_with_torch, but it answers `{newest}` on every torch version (torch {on})"
+        checked.warnings.append(Problem(card.at("varies_with_torch"), message))
+
+
+def cited(card: Card, known: TorchAnswers | None) -> dict[str, str]:
+    """The values of {{changed_in}} and {{changed_after}} (quizgen/torch_versions/changed.py)."""
+    return changed.cited(known)
+
+
+def _python_for(version: str) -> Path | None:
+    from quizgen.torch_versions import environments
+
+    return environments.python_for(version)
+
+
+def run_on(
+    options: Options,
+    version: str,
+    python: Path,
+    work: dict[str, tuple[Card, Job]],
+    cache: Cache,
+    project_timeout: float,
+    checked: Checked | None = None,
+) -> dict[str, tuple[str, Outcome]]:
+    """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
+    where it ran before; what ran is not cached here (`check` keeps what a card is true with)."""
+    from quizgen.execution.pool import Pool, execute
+    from quizgen.torch_versions import environments
+
+    cards: dict[str, list[Card]] = {}
+    labels: dict[str, list[str]] = {}
+    runs = environments.torch_of(python)  # results are cached by the torch that gave them
+    keyed: dict[str, Job] = {}
+    for label, (card, job) in work.items():
+        key = job_key(job, runs)
+        cards.setdefault(key, []).append(card)
+        labels.setdefault(key, []).append(label)
+        keyed[key] = job
+    found = cache.get_many(keyed)
+    todo = {key: job for key, job in keyed.items() if key not in found}
+    if checked is not None:
+        checked.ran[version] = (len(todo), len(found))
+    if todo:
+        workers = max(1, min(options.jobs, len(todo)))
+        pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
+        limits = {k: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[k]) for k in todo}
+        done = 0
+
+        def shown(key: str, outcome: Outcome) -> bool:
+            nonlocal done
+            done += 1
+            if options.progress is not None:
+                options.progress(done, len(todo))
+            return True
+
+        try:
+            limit = options.timeout or project_timeout
+            ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
+        finally:
+            stderr = pool.stderr_tail()
+            pool.close()
+        for key, outcome in ran.items():
+            if outcome.internal is not None:
+                where = f"while running {cards[key][0].location} on torch {version}"
+                raise InternalError(where, outcome.internal, stderr)
+            found[key] = outcome
+    return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
