@@ -1,7 +1,9 @@
 """build/qti/ and build/moodle/: the cards an LMS can grade itself, read back from what was written and
 compared with the cards: myth cards true/false, value cards numerical, short answer or (with variants)
 multiple choice with each misconception's feedback, an order puzzle of one accepted order an ordering
-question; the rest left to the quiz. Same bytes twice."""
+question; the rest left to the quiz; each card's explanation as the feedback shown after answering. The
+QTI items are read by a QTI 2.1 implementation and their manifest validated against IMS's XSD, the Moodle
+XML read as Moodle's importer reads it (tests/lms_schemas.py). Same bytes twice."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from quizgen.render.base import Project
 from quizgen.render.lms import moodle, qti
 from quizgen.render.stage import Stage
 
+from . import lms_schemas
 from .conftest import SAMPLE_DECK, write_project
 from .variants_support import CHOICE_DECK, FEEDBACK
 
@@ -34,6 +37,7 @@ cards:
       - xs.append(3)
     check: |
       assert xs == [1, 2, 3]
+    explain: 'Each append goes last: \\(x_1 < x_2\\) & so on.'
 """
 QTI = "{http://www.imsglobal.org/xsd/imsqti_v2p1}"
 CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
@@ -173,3 +177,72 @@ def test_the_banks_are_the_same_bytes_twice(bank_build: pipeline.Report, tmp_pat
     assert len(written) == 6
     for name in written:
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
+
+
+def qti_files(report: pipeline.Report) -> dict[str, bytes]:
+    """Every file of every QTI package, by package and name."""
+    found = {}
+    for package in sorted((out(report) / "qti").glob("*.zip")):
+        with zipfile.ZipFile(package) as zf:
+            found |= {f"{package.name}/{name}": zf.read(name) for name in zf.namelist()}
+    return found
+
+
+def test_qti_manifests_are_valid_against_the_ims_content_packaging_xsd(bank_build: pipeline.Report) -> None:
+    schema = lms_schemas.xsd(lms_schemas.SCORM_2004)
+    manifests = {k: v for k, v in qti_files(bank_build).items() if k.endswith("/imsmanifest.xml")}
+    assert len(manifests) == 3
+    assert {name: lms_schemas.xsd_errors(schema, text) for name, text in manifests.items()} == {
+        name: [] for name in manifests
+    }
+    broken = manifests["lists.zip/imsmanifest.xml"].replace(b"<organizations />", b"")
+    assert lms_schemas.xsd_errors(schema, broken) != []  # the schema can fail: organizations is required
+
+
+def test_qti_items_are_read_by_a_qti_2_1_implementation(bank_build: pipeline.Report) -> None:
+    items = {k: v for k, v in qti_files(bank_build).items() if not k.endswith("/imsmanifest.xml")}
+    assert len(items) == 6
+    for text in items.values():
+        lms_schemas.qti_item(text)  # raises, or fails on what pyslet logs, where QTI 2.1 has no place
+    steps = items["sample-gradients.zip/value-two-steps.xml"]
+    assert lms_schemas.qti_item_fails(
+        steps.replace(b"<p><textEntryInteraction", b"<div><textEntryInteraction")
+    )
+
+
+def test_qti_items_show_the_explanation_after_any_answer(bank_build: pipeline.Report) -> None:
+    [ordering] = read_qti(out(bank_build) / "qti" / "lists.zip").values()
+    [feedback] = ordering.findall(f"{QTI}modalFeedback")
+    assert (feedback.get("outcomeIdentifier"), feedback.get("showHide")) == ("FEEDBACK", "show")
+    shown = feedback.get("identifier")
+    processing = ordering.find(f"{QTI}responseProcessing")
+    assert processing is not None
+    [always] = [s for s in processing.findall(f"{QTI}setOutcomeValue") if s.get("identifier") == "FEEDBACK"]
+    assert always.findtext(f"{QTI}baseValue") == shown  # outside the condition: whatever the answer
+    text = "".join(feedback.itertext())
+    assert text.startswith("Each append goes last: ") and text.endswith(" & so on.\n")
+    math = "{http://www.w3.org/1998/Math/MathML}"
+    assert [n.tag for n in feedback.iter() if n.tag.startswith(math)][:3] == [
+        f"{math}math",
+        f"{math}mrow",
+        f"{math}msub",
+    ]  # the quiz's MathML, in MathML's namespace
+    sample = read_qti(out(bank_build) / "qti" / "sample-gradients.zip")
+    assert "".join(sample["card-value-two-steps"].find(f"{QTI}modalFeedback").itertext()) == (  # type: ignore[union-attr]
+        "Gradients add up: 3.0 + 5.0 = 8.0.\n"
+    )
+    assert sample["card-value-raises"].find(f"{QTI}modalFeedback") is None  # no explanation: no feedback
+
+
+def test_moodle_xml_is_what_moodles_importer_reads(bank_build: pipeline.Report, tmp_path: Path) -> None:
+    files = sorted((out(bank_build) / "moodle").glob("*.xml"))
+    assert {f.name: lms_schemas.read_moodle_strictly(f) for f in files} == {f.name: [] for f in files}
+    [(_, _, fields)] = read_moodle(out(bank_build) / "moodle" / "lists.xml").values()
+    assert fields["generalfeedback"] == (
+        '<p>Each append goes last: <span class="math">\\(x_1 &lt; x_2\\)</span> &amp; so on.</p>\n'
+    )  # HTML as text: Moodle's MathJax filter reads the TeX
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(
+        (out(bank_build) / "moodle" / "lists.xml").read_bytes().replace(b"VERTICAL", b"UPRIGHT")
+    )
+    assert lms_schemas.read_moodle_strictly(broken) == ["question 1 (ordering): layouttype 'UPRIGHT'"]

@@ -21,6 +21,7 @@ from quizgen.render.stage import Stage
 from quizgen.render.templating import TemplateProblem
 from quizgen.render.view import card_key
 
+from . import lms_schemas
 from .conftest import SAMPLE_DECK, write_project
 from .quiz_support import SAMPLE_IDS, close_tab, npm_file, open_tab
 
@@ -87,6 +88,20 @@ def test_a_package_per_deck_and_version_whose_manifest_lists_the_zip(
     assert listed == [n for n in names if n != "imsmanifest.xml"]
     assert "assets/lms/scorm.js" in listed
     assert 'href="../index.html"' not in page  # no way out of the package
+
+
+@pytest.mark.parametrize(
+    ("version", "edition"), [("1.2", lms_schemas.SCORM_12), ("2004", lms_schemas.SCORM_2004)]
+)
+def test_each_manifest_is_valid_against_adls_scorm_xsds(
+    scorm_build: pipeline.Report, version: str, edition: tuple[str, list[tuple[str, str]]]
+) -> None:
+    with zipfile.ZipFile(package(scorm_build, version)) as zf:
+        manifest = zf.read("imsmanifest.xml")
+    schema = lms_schemas.xsd(edition)
+    assert lms_schemas.xsd_errors(schema, manifest) == []
+    renamed = manifest.replace(b"<title>", b"<name>", 1).replace(b"</title>", b"</name>", 1)
+    assert lms_schemas.xsd_errors(schema, renamed) != []  # the schemas can fail: an organization's <title>
 
 
 def test_the_packages_are_the_same_bytes_twice(scorm_build: pipeline.Report, tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """`build/qti/<deck>.zip`: the cards an LMS can grade itself (render/lms/items.py) as a QTI 2.1 content
-package, one assessmentItem per card and a manifest listing them (quizgen.toml's [export] qti), for the
-LMSs that import QTI 2.1 (Blackboard, Canvas's New Quizzes, ...). Same bytes for the same cards: entries
-sorted and dated 1980 (render/zipped.py)."""
+package, one assessmentItem per card (its explanation a modalFeedback shown after any answer, its math
+MathML) and a manifest listing them (quizgen.toml's [export] qti), for the LMSs that import QTI 2.1
+(Blackboard, Canvas's New Quizzes, ...). Same bytes for the same cards: entries sorted and dated 1980
+(render/zipped.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from quizgen.render import zipped
 from quizgen.render.base import Project, Rendered
 from quizgen.render.lms import items
 from quizgen.render.lms.question import Question
+from quizgen.render.markup import render_math
 from quizgen.render.stage import Stage
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
+MATHML = "http://www.w3.org/1998/Math/MathML"  # QTI 2.1 items hold math as MathML in its own namespace
 SCHEMA = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1.xsd"
-MATCH_CORRECT = "http://www.imsglobal.org/question/qti_v2p1/rptemplates/match_correct"
+EXPLAIN = "EXPLAIN"  # the modalFeedback showing the card's explanation, whatever the answer
 _VOID = {"br", "hr", "img", "col"}
 _KEPT = {"class", "href", "src", "alt"}  # attributes of the cards' HTML that QTI's XHTML subset has
 
@@ -29,20 +32,27 @@ def _q(name: str) -> str:
 
 
 class _Builder(HTMLParser):
-    """The cards' HTML (sanitized, from the quiz's Markdown) as elements in QTI's namespace."""
+    """The cards' HTML (sanitized, from the quiz's Markdown, its math as MathML) as elements in QTI's
+    namespace, the math in MathML's."""
 
     def __init__(self, root: ET.Element) -> None:
         super().__init__(convert_charrefs=True)
         self.open = [root]
 
+    def _name(self, tag: str) -> str:
+        inside = tag == "math" or self.open[-1].tag.startswith(f"{{{MATHML}}}")
+        return f"{{{MATHML}}}{tag}" if inside else _q(tag)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        kept = {k: v for k, v in attrs if k in _KEPT and v is not None}
-        node = ET.SubElement(self.open[-1], _q(tag), kept)
+        name = self._name(tag)
+        math = name.startswith(f"{{{MATHML}}}")  # its attributes passed render/math/mathml.py's allow-list
+        kept = {k: v for k, v in attrs if (k in _KEPT or (math and k != "xmlns")) and v is not None}
+        node = ET.SubElement(self.open[-1], name, kept)
         if tag not in _VOID:
             self.open.append(node)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag not in _VOID and len(self.open) > 1 and self.open[-1].tag == _q(tag):
+        if tag not in _VOID and len(self.open) > 1 and self.open[-1].tag == self._name(tag):
             self.open.pop()
 
     def handle_data(self, data: str) -> None:
@@ -80,6 +90,9 @@ def _declare(item: ET.Element, q: Question) -> ET.Element:
         _value(correct, "C0")  # the right choice is listed first
     outcome = {"identifier": "SCORE", "cardinality": "single", "baseType": "float"}
     _value(ET.SubElement(ET.SubElement(item, _q("outcomeDeclaration"), outcome), _q("defaultValue")), "0")
+    if q.explain_html:
+        feedback = {"identifier": "FEEDBACK", "cardinality": "single", "baseType": "identifier"}
+        ET.SubElement(item, _q("outcomeDeclaration"), feedback)
     return declared
 
 
@@ -101,23 +114,29 @@ def _interaction(body: ET.Element, q: Question) -> None:
         ET.SubElement(choice, _q("pre" if q.type == "ordering" else "code")).text = text  # a line: a block
 
 
+def _set(parent: ET.Element, outcome: str, base: str, value: str) -> None:
+    node = ET.SubElement(parent, _q("setOutcomeValue"), {"identifier": outcome})
+    ET.SubElement(node, _q("baseValue"), {"baseType": base}).text = value
+
+
 def _processing(item: ET.Element, q: Question) -> None:
-    """match_correct, or for a typed answer the comparison the quiz would make (a number within the
-    card's tolerance; text regardless of case)."""
-    if q.type not in ("numerical", "short"):
-        ET.SubElement(item, _q("responseProcessing"), {"template": MATCH_CORRECT})
-        return
-    condition = ET.SubElement(ET.SubElement(item, _q("responseProcessing")), _q("responseCondition"))
-    found = ET.SubElement(condition, _q("responseIf"))
+    """SCORE 1 for the answer the quiz would accept (the right choice or order; a number within the
+    card's tolerance; text regardless of case), then the explanation shown whatever the answer (written
+    out rather than QTI's match_correct template, which sets SCORE alone)."""
+    processing = ET.SubElement(item, _q("responseProcessing"))
+    found = ET.SubElement(ET.SubElement(processing, _q("responseCondition")), _q("responseIf"))
     if q.type == "numerical":
-        within = f"{q.tolerance!r} {q.tolerance!r}"
-        compare = ET.SubElement(found, _q("equal"), {"toleranceMode": "absolute", "tolerance": within})
-    else:
+        within = {"toleranceMode": "absolute", "tolerance": f"{q.tolerance!r} {q.tolerance!r}"}
+        compare = ET.SubElement(found, _q("equal"), within)
+    elif q.type == "short":
         compare = ET.SubElement(found, _q("stringMatch"), {"caseSensitive": "false"})
+    else:
+        compare = ET.SubElement(found, _q("match"))
     ET.SubElement(compare, _q("variable"), {"identifier": "RESPONSE"})
     ET.SubElement(compare, _q("correct"), {"identifier": "RESPONSE"})
-    score = ET.SubElement(found, _q("setOutcomeValue"), {"identifier": "SCORE"})
-    ET.SubElement(score, _q("baseValue"), {"baseType": "float"}).text = "1"
+    _set(found, "SCORE", "float", "1")
+    if q.explain_html:
+        _set(processing, "FEEDBACK", "identifier", EXPLAIN)
 
 
 def item_xml(q: Question) -> bytes:
@@ -132,10 +151,15 @@ def item_xml(q: Question) -> bytes:
     item.set(f"{{{XSI}}}schemaLocation", f"{QTI} {SCHEMA}")
     _declare(item, q)
     body = ET.SubElement(item, _q("itemBody"))
-    _html(body, q.text_html)
+    _html(body, render_math(q.text_html))
     _interaction(body, q)
     _processing(item, q)
-    return zipped.xml(item, {"": QTI, "xsi": XSI}, indent=False)  # (indenting would change <pre>'s text)
+    if q.explain_html:
+        attributes = {"outcomeIdentifier": "FEEDBACK", "identifier": EXPLAIN, "showHide": "show"}
+        _html(ET.SubElement(item, _q("modalFeedback"), attributes), render_math(q.explain_html))
+    return zipped.xml(
+        item, {"": QTI, "xsi": XSI, "m": MATHML}, indent=False
+    )  # (indenting would change <pre>'s text)
 
 
 def identifier(q: Question) -> str:
