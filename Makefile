@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: build test test-fast check lint bench browser sandbox clean dist
+.PHONY: build test test-fast check lint bench browser sandbox clean dist docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ test: $(VENV)/.test browser sandbox $(ANKICONNECT)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The documentation site (mkdocs-material, from the test extra) into build/site: every warning an error,
+# so a link to a missing page or anchor fails it (tests/test_docs_site.py builds it in `make test` too).
+docs: $(VENV)/.test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The edit loop: no browser, no Anki, nothing slow (make test runs everything).
 test-fast: $(VENV)/.test sandbox

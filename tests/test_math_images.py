@@ -109,7 +109,7 @@ OWN_MATH = "it opens math of its own, which Anki's MathJax reads (in \\text{} to
         (r"\frac", "it ends too early: an argument, superscript or subscript is missing"),
         (
             r"\notacommand x",
-            r"unknown command \notacommand (math takes the plain commands listed in the README)",
+            r"unknown command \notacommand (math takes the plain commands listed in docs/cards.md)",
         ),
         (r"\begin{pmatrix} a", "missing end"),
         (r"\begin{equation} a \end{equation}", r"\begin{equation} is not an environment quizgen shows"),

@@ -162,8 +162,8 @@ def test_qti_items_hold_the_cards_an_lms_can_grade(bank_build: pipeline.Report) 
 
 
 def test_the_build_says_how_many_cards_each_bank_took(bank_build: pipeline.Report) -> None:
-    assert "QTI 2.1: 6 of 9 cards; the other 3 need quizgen's own judge (README)" in bank_build.notes
-    assert "Moodle XML: 6 of 9 cards; the other 3 need quizgen's own judge (README)" in bank_build.notes
+    assert "QTI 2.1: 6 of 9 cards; the other 3 need quizgen's own judge (docs/lms.md)" in bank_build.notes
+    assert "Moodle XML: 6 of 9 cards; the other 3 need quizgen's own judge (docs/lms.md)" in bank_build.notes
 
 
 def test_the_banks_are_the_same_bytes_twice(bank_build: pipeline.Report, tmp_path: Path) -> None:

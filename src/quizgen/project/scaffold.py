@@ -12,7 +12,7 @@ from quizgen.project import settings
 EXAMPLE = """\
 # yaml-language-server: $schema=../build/quizgen.schema.json
 # One file is one deck. `quizgen build` executes every snippet and fails if a card says something
-# the code does not do. The README's "Card format" section lists every field.
+# the code does not do. docs/cards.md lists every field.
 deck: Example::Gradients
 description: Why gradients must be cleared between steps.
 setup: |

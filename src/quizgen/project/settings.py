@@ -44,7 +44,7 @@ timeout = 30               # seconds one snippet may run (--timeout overrides it
 rtol = 1e-3                # how close a number must be to count as equal: |a - b| <= atol + rtol * |b|
 atol = 1e-6                # (a card's own `tolerance:` overrides these)
 
-[export]                   # for an LMS, each off unless set (the README's "The quiz in an LMS")
+[export]                   # for an LMS, each off unless set (docs/lms.md)
 # scorm = true             # build/scorm/: each deck as a graded SCORM package, 1.2 and 2004 (or "2004")
 # qti = true               # build/qti/: the cards an LMS grades itself, as a QTI 2.1 question bank
 # moodle = true            # build/moodle/: the same cards as Moodle XML

@@ -70,5 +70,5 @@ def note(what: str, exported: int, total: int) -> str:
     if exported == total:
         return f"{what}: all {total} cards, graded by the LMS"
     return (
-        f"{what}: {exported} of {total} cards; the other {total - exported} need quizgen's own judge (README)"
+        f"{what}: {exported} of {total} cards; the other {total - exported} need quizgen's own judge (docs/lms.md)"
     )

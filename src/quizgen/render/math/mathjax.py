@@ -85,7 +85,7 @@ def problem(tex: str) -> str | None:
         elif name in _ACTIVE or name.startswith("html"):
             return f"\\{name} is not allowed in math: in Anki it links, styles or loads; {_INSTEAD}"
         elif name not in _COMMANDS:
-            return f"unknown command \\{name} (math takes the plain commands listed in the README)"
+            return f"unknown command \\{name} (math takes the plain commands listed in docs/cards.md)"
         elif name in ("begin", "end"):
             env = _ENVIRONMENT.match(tex, m.end())
             if env is None or env.group(1) not in _ENVIRONMENTS:
