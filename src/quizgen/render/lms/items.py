@@ -69,6 +69,5 @@ def note(what: str, exported: int, total: int) -> str:
     """What a question-bank export took, for the build's summary."""
     if exported == total:
         return f"{what}: all {total} cards, graded by the LMS"
-    return (
-        f"{what}: {exported} of {total} cards; the other {total - exported} need quizgen's own judge (docs/lms.md)"
-    )
+    rest = total - exported
+    return f"{what}: {exported} of {total} cards; the other {rest} need quizgen's own judge (docs/lms.md)"
