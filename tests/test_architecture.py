@@ -149,3 +149,26 @@ def test_each_kind_is_named_in_at_most_three_source_files() -> None:
             str(p.relative_to(SRC)) for p in sources if literal.search(p.read_text(encoding="utf-8"))
         )
         assert len(files) <= 3, (kind, files)
+
+
+def test_a_kinds_files_lie_in_its_folder() -> None:
+    """A kind's module, templates and scripts are in kinds/<kind>/: no file elsewhere is named after it."""
+    from quizgen import kinds
+
+    for kind in kinds.names():
+        named = re.compile(rf"(^|[._-]){kind}([._-]|$)")
+        outside = sorted(
+            str(p.relative_to(SRC))
+            for p in SRC.rglob("*")
+            if p.is_file()
+            and "__pycache__" not in p.parts
+            and named.search(p.stem)
+            and p.parent != SRC / "kinds" / kind
+            and SRC / "kinds" / kind not in p.parents
+        )
+        assert outside == [], (kind, outside)
+        assert (SRC / "kinds" / kind / "quiz.html").is_file()
+        assert {p.name for p in (SRC / "kinds" / kind).glob("anki.*.html")} == {
+            "anki.front.html",
+            "anki.back.html",
+        }

@@ -1,10 +1,10 @@
-/* static/quiz/order.js: the order puzzle's moves on a layout {block, pool} of item numbers. */
+/* kinds/order/layout.js: the order puzzle's moves on a layout {block, pool} of item numbers. */
 "use strict";
 
 const test = require("node:test");
 const assert = require("node:assert/strict");
 
-const O = require("../../src/quizgen/static/quiz/order.js");
+const O = require("../../src/quizgen/kinds/order/layout.js");
 const CARD = require("../cases/judge_cases.json").order_card;
 
 const LAYOUT = Object.freeze({ block: Object.freeze([3, 1]), pool: Object.freeze([0, 2, 4]) });

@@ -1,13 +1,15 @@
 """What a card kind is: everything the rest of quizgen needs to know about one kind, in one class.
 
 A kind reads its fields (parse), says what must run (job), checks what ran (verify), and shows itself
-to learners (view) and to Anki (note_fields). Its templates are `templates/anki/<name>.{front,back}.html`
-and `templates/quiz/kinds/<name>.html`; its quiz script, if any, `static/quiz/kinds/<name>.js`.
+to learners (view) and to Anki (note_fields). Everything else of a kind lies in its own folder beside its
+module (`kinds/<name>/`): its Anki templates `anki.{front,back}.html`, its quiz template `quiz.html` (a
+project overrides it as `templates/quiz/kinds/<name>.html`) and its quiz script `quiz.js`, if any.
 """
 
 from __future__ import annotations
 
-from importlib import resources
+import sys
+from pathlib import Path
 from typing import ClassVar
 
 from quizgen.answers import compare
@@ -28,6 +30,7 @@ class CardKind:
     run_field: ClassVar[str] = "code"  # the field blamed when execution fails
     anki_model_id: ClassVar[int]  # frozen for ever: Anki matches note types by id
     anki_fields: ClassVar[tuple[str, ...]]  # frozen for ever under anki_model_id (see render/anki/notetypes)
+    quiz_scripts: ClassVar[dict[str, str]] = {}  # asset name -> a further script in the kind's folder
 
     def parse(self, reader: Reader, common: Card) -> Card:
         """The card, from its YAML fields; problems go to the reader."""
@@ -107,13 +110,22 @@ class CardKind:
         """The card's own setup, shown to Anki learners after the deck's."""
         return []
 
+    @property
+    def folder(self) -> Path:
+        """The kind's own folder: its templates and scripts (the folder of the module defining it)."""
+        return Path(sys.modules[type(self).__module__].__file__ or "").parent
+
     def anki_templates(self) -> tuple[str, str]:
         """(front, back) Anki templates, with `%QUIZGEN_JS%` where the media script's name goes."""
-        folder = resources.files("quizgen").joinpath("templates", "anki")
-        return tuple(  # type: ignore[return-value]
-            folder.joinpath(f"{self.name}.{side}.html").read_text(encoding="utf-8")
-            for side in ("front", "back")
-        )
+        front, back = (self.folder / f"anki.{side}.html" for side in ("front", "back"))
+        return front.read_text(encoding="utf-8"), back.read_text(encoding="utf-8")
+
+    def quiz_assets(self) -> dict[str, Path]:
+        """The kind's files among the quiz's assets, by asset name: its `quiz.js` as `kinds/<name>.js`, and
+        the further scripts `quiz_scripts` names."""
+        found = {name: self.folder / file for name, file in self.quiz_scripts.items()}
+        script = self.folder / "quiz.js"
+        return {**found, f"kinds/{self.name}.js": script} if script.is_file() else found
 
 
 def raised_problem(card: Card, outcome: Outcome, fields: dict[str, Snippet | None], hint: str) -> Problem:

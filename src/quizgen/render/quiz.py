@@ -12,7 +12,7 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
@@ -46,20 +46,25 @@ MEDIA = "media"  # the cards' images, under their content-hashed names
 # that wrap instead (the line itself takes focus), and code in a <details> waits until it is opened.
 _LINKED = re.compile(r'href="#card:([^"]*)"')  # in a page's cards: the cards it links to
 _CODE_BLOCK = re.compile(r'(?<!<div class="line-code">)<pre class="highlight">')
-KIND_SCRIPTS = "kinds"  # static/quiz/kinds/<kind>.js: a kind's own quiz script, if it has one
+KIND_SCRIPTS = "kinds"  # assets/kinds/<kind>.js: a kind's own quiz script (kinds/<kind>/quiz.js), if any
 
 
 def assets() -> dict[str, Path | None]:
     """Asset name in build/quiz/assets -> packaged source file (None: generated).
 
-    Every file under static/quiz (kept in its subfolder), judge.js (shared with Anki) and the
-    Pygments stylesheet.
+    judge.js (shared with Anki), every file under static/quiz (kept in its subfolder) and each kind's
+    own (kinds/<kind>/, by the names it gives them), in the order of their names; the Pygments stylesheet.
     """
+    from quizgen import kinds
+
     quiz = STATIC / "quiz"
+    named = {p.relative_to(quiz).as_posix(): p for p in quiz.rglob("*") if p.is_file()}
+    for kind in kinds.all_kinds():
+        named.update(kind.quiz_assets())
     found: dict[str, Path | None] = {"judge.js": STATIC / "judge.js"}
-    for path in sorted(quiz.rglob("*")):
-        if path.is_file() and path.suffix in (".js", ".css"):
-            found[path.relative_to(quiz).as_posix()] = path
+    for name in sorted(named, key=lambda n: PurePosixPath(n).parts):
+        if named[name].suffix in (".js", ".css"):
+            found[name] = named[name]
     found["highlight.css"] = None
     return found
 

@@ -10,20 +10,31 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jinja2 import BaseLoader, ChoiceLoader, Environment, FileSystemLoader, PrefixLoader, StrictUndefined
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    FunctionLoader,
+    PrefixLoader,
+    StrictUndefined,
+)
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
+from quizgen import kinds
 from quizgen.constants import MAX_TEMPLATE_BYTES
 from quizgen.errors import QuizgenError
 from quizgen.project import files
 
 PACKAGED = Path(__file__).parent.parent / "templates"
+_KIND_TEMPLATE = re.compile(r"quiz/kinds/(\w+)\.html")  # a kind's quiz template, in kinds/<kind>/
 
 
 class TemplateProblem(QuizgenError):
@@ -92,6 +103,15 @@ def _overrides(folder: Path) -> ProjectLoader | None:
     return ProjectLoader(folder, project) if (folder / "quiz").is_dir() else None
 
 
+def _kind_template(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    """`quiz/kinds/<kind>.html` (the name a project overrides it by) from the kind's own folder."""
+    match = _KIND_TEMPLATE.fullmatch(name)
+    if match is None or match[1] not in kinds.names():
+        return None
+    path = kinds.get(match[1]).folder / "quiz.html"
+    return path.read_text(encoding="utf-8"), str(path), lambda: True
+
+
 def environment(overrides: Path | None = None) -> Environment:
     """Templates from `overrides` (a project's `templates/` folder) first, then the packaged defaults.
 
@@ -101,7 +121,7 @@ def environment(overrides: Path | None = None) -> Environment:
     A packaged template is also reachable as `default:<name>`, so an override can
     `{% extends "default:quiz/deck.html" %}` and replace only the blocks it cares about.
     """
-    packaged = FileSystemLoader(PACKAGED)
+    packaged = ChoiceLoader([FunctionLoader(_kind_template), FileSystemLoader(PACKAGED)])
     loaders: list[BaseLoader] = [PrefixLoader({"default": packaged}, delimiter=":"), packaged]
     project = _overrides(overrides) if overrides is not None else None
     if project is not None:

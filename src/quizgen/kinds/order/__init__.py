@@ -1,8 +1,7 @@
 """`order` cards: put a block's lines in order; every order that passes the check is accepted.
 
 A line may be a block of several lines; with `indent: true` each block's indentation is part of the
-answer and the candidates are the programs the blocks make, joined with their indentation.
-"""
+answer and the candidates are the programs the blocks make, joined with their indentation."""
 
 from __future__ import annotations
 
@@ -50,6 +49,7 @@ class OrderKind(CardKind):
     title = "Put the lines in order"
     run_field = "check"
     anki_model_id = 1408162270
+    quiz_scripts: ClassVar[dict[str, str]] = {"order.js": "layout.js"}  # the moves, pure (node tests them)
     anki_fields = (
         "Id", "Question", "Lines", "Judge", "Accepted", "Solution", "Explain", "Output", "Torch", "Setup",
         "Source", "Extra1", "Extra2", "Extra3",
