@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import quizgen
-from quizgen import drift, torches
+from quizgen import changed, drift, torches
 from quizgen.cards import loader
 from quizgen.cards.model import Card
 from quizgen.cli import cli
@@ -25,9 +25,12 @@ from quizgen.execution import pool
 from quizgen.execution.cache import job_key, torch_version
 from quizgen.execution.protocol import Answer, Outcome, RunJob
 
+from .conftest import TORCH_RELEASES
+
 # Where the real environments live for this user (read before the suite moves the cache folder).
 REAL_TORCHES = torches.root()
 PIP = list(torches.PIP)  # the command that runs pip (the fixture below fakes it)
+PYTHON = f"Python {sys.version_info[0]}.{sys.version_info[1]}"  # what the index lists releases for
 
 FAKE_PIP = """\
 import json, os, pathlib, sys
@@ -64,6 +67,7 @@ def envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fake = tmp_path / "fake_pip.py"
     fake.write_text(FAKE_PIP)
     monkeypatch.setattr(torches, "PIP", [sys.executable, str(fake), "{python}"])
+    monkeypatch.setattr(changed, "index_releases", lambda quick=False: TORCH_RELEASES)  # never the network
     return where
 
 
@@ -224,6 +228,23 @@ def test_remove(envs: Path) -> None:
     )
 
 
+def test_remove_refuses_a_version_a_pool_runs_under(envs: Path, runner: CliRunner) -> None:
+    made = provision("2.0.1")
+    with torches.using(made.python):  # as matrix.run_on and drift hold it while their pool runs
+        result = runner.invoke(cli, ["torch", "remove", "2.0.1"])
+        assert (result.exit_code, result.output) == (
+            1,
+            "Error: torch 2.0.1 is in use: a build or check runs cards under it; run `quizgen torch remove "
+            "2.0.1` again once it is done\n",
+        )
+        assert made.python.exists()
+    assert runner.invoke(cli, ["torch", "remove", "2.0.1"]).exit_code == 0
+    assert not made.path.exists()
+    with pytest.raises(torches.TorchError) as caught, torches.using(made.python):  # it waited for it
+        pass
+    assert caught.value.message == "torch 2.0.1 was removed: `quizgen torch add 2.0.1` to run under it"
+
+
 def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     result = runner.invoke(cli, ["torch", "add", "1.13.1"])
     assert result.exit_code == 0, result.output
@@ -248,9 +269,14 @@ def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     [
         (
             ["torch", "add", "9.9.9"],
-            "torch 9.9.9: downloading torch==9.9.9 and what it needs with pip (about 3 GB to download, 5 "
-            "GB on disk)\nError: could not provision torch 9.9.9: Could not find a version that satisfies "
-            "the requirement torch==9.9.9 (from versions: 1.13.0, 1.13.1)\n",
+            "Error: torch 9.9.9 is not a torch release (the newest the package index has is 2.15.0); the "
+            f"releases for {PYTHON}: {', '.join(TORCH_RELEASES)}\n",
+        ),
+        (
+            ["torch", "add", "1.12.0"],
+            f"Error: torch 1.12.0 has no wheel for {PYTHON} (the oldest torch the package "
+            f"index has for it is 1.13.0); the releases for {PYTHON}: "
+            f"{', '.join(TORCH_RELEASES)}\n",
         ),
         (
             ["torch", "add", "2.0"],

@@ -342,9 +342,10 @@ def torch_group() -> None:
 @click.argument("version")
 def torch_add(version: str) -> None:
     """Download torch VERSION (about 3 GB) into an environment of its own, once."""
-    from quizgen import torches
+    from quizgen import changed, torches
 
-    if torches.python_for(version) is None:
+    if torches.python_for(torches.checked(version)) is None:
+        changed.require_release(version)  # (else pip says it, blaming its constraints)
         echo(f"torch {version}: downloading torch=={version} and what it needs with pip ({torches.DOWNLOAD})")
     made = torches.provision(version, torches.pip_progress(_say))
     echo(f"torch {version}: {made.python} ({torches.size_text(made.size)})")

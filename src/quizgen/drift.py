@@ -110,16 +110,17 @@ def _run(
             plan.outcomes[key] = outcome
             return True
 
-        execute(
-            plan.work,
-            jobs=options.jobs,
-            timeout=options.timeout or project,
-            memory=options.memory,
-            on_result=on_result,
-            sandbox=options.sandbox,
-            timeouts={key: max(limit(c) for c in plan.cards[key]) for key in plan.work},
-            python=python,
-        )
+        with torches.using(python):  # (`quizgen torch remove` refuses it meanwhile)
+            execute(
+                plan.work,
+                jobs=options.jobs,
+                timeout=options.timeout or project,
+                memory=options.memory,
+                on_result=on_result,
+                sandbox=options.sandbox,
+                timeouts={key: max(limit(c) for c in plan.cards[key]) for key in plan.work},
+                python=python,
+            )
         cards = [c for deck in decks for c in deck.cards]
         found = {c.id: o for c in cards if (o := plan.outcome_of(c)) is not None}
         return found, len(plan.work)
