@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import textwrap
 import zipfile
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from quizgen.cli import cli
 from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import CardErrors
 from quizgen.project import settings
-from quizgen.torch_versions import environments, matrix
+from quizgen.torch_versions import changed, environments, matrix
 
 from .conftest import write_project
 from .quiz_support import as_shown
@@ -419,12 +420,15 @@ def test_real_torch_113_verifies_the_shipped_deck(
 def test_learners_are_judged_on_the_installed_torch_when_the_matrix_lists_a_newer_one(
     tmp_path: Path, options: Callable[..., pipeline.Options]
 ) -> None:
-    root = make(tmp_path, deck("varies_with_torch: true"), [INSTALLED, "99.0.0"])
-    record(root, {"99.0.0": "tensor([0., 0.])"})
+    from .conftest import TORCH_RELEASES
+
+    newer = TORCH_RELEASES[-1]  # a release the package index has (not provisioned: its lock's answer)
+    root = make(tmp_path, deck("varies_with_torch: true"), [INSTALLED, newer])
+    record(root, {newer: "tensor([0., 0.])"})
     report = pipeline.build(options(root))
     assert report.decks[0].cards[0].answer == {"type": "none", "value": None, "display": "None"}
     assert (
-        f"torch {INSTALLED}: <code>None</code> · torch 99.0.0: <code>tensor([0., 0.])</code> (answers are "
+        f"torch {INSTALLED}: <code>None</code> · torch {newer}: <code>tensor([0., 0.])</code> (answers are "
         f"judged on torch {INSTALLED})."
     ) in published(root)
 
@@ -453,3 +457,54 @@ def test_float_noise_between_versions_is_no_change(
     assert known is not None and known.answers == {OLD: "0.9", INSTALLED: "0.9"} and not known.differ
     record(root, {OLD: "0.85"}, "step")
     assert "answers `0.85` on torch 1.13.1 but `0.9` on torch" in errors_of(options(root))
+
+
+# -- versions the package index has -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("settings_file", ["quizgen.toml", "pyproject.toml"])
+def test_a_matrix_version_the_index_has_not_for_this_python_is_an_error_at_it(
+    tmp_path: Path, options: Callable[..., pipeline.Options], settings_file: str
+) -> None:
+    from .conftest import TORCH_RELEASES
+
+    root = make(tmp_path, deck(), [OLD, INSTALLED])  # the index's listing: conftest's, as if asked
+    table = "[tool.quizgen]\n" if settings_file == "pyproject.toml" else ""
+    (root / "quizgen.toml").unlink()
+    written = f'{table}# the matrix\ntorch = [\n  "{OLD}", "9.9.9",\n  "1.12.0", "{INSTALLED}",\n]\n'
+    (root / settings_file).write_text(written, encoding="utf-8")
+    where = f"{root / settings_file}"
+    first = 4 if table else 3
+    field = "tool.quizgen.torch" if table else "torch"
+    listed = ", ".join(TORCH_RELEASES)
+    python = f"Python {sys.version_info[0]}.{sys.version_info[1]}"  # what the index lists releases for
+    assert errors_of(options(root)).splitlines() == [
+        f"{where}:{first}:13 -> {field}: torch 9.9.9 is not a torch release (the newest the package index "
+        f"has is 2.15.0); the releases for {python}: {listed}",
+        f"{where}:{first + 1}:3 -> {field}: torch 1.12.0 has no wheel for {python} (the oldest torch the "
+        f"package index has for it is 1.13.0); the releases for {python}: {listed}",
+    ]
+
+
+def test_the_index_is_asked_once_a_day_and_again_for_a_version_it_left_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path))
+    asked: list[str] = []
+    answers = [["1.13.1", "2.0.0"], ["1.13.1", "2.0.0", "2.1.0"]]
+
+    def index(quick: bool = False) -> list[str]:
+        asked.append("index")
+        if not answers:
+            raise changed.QuizgenError("offline")
+        return answers.pop(0)
+
+    monkeypatch.setattr(changed, "index_releases", index)
+    assert changed.listed("2.0.0") == ["1.13.1", "2.0.0"]
+    assert changed.listed("2.0.0") == ["1.13.1", "2.0.0"] and len(asked) == 1  # kept
+    assert changed.release_problem("2.1.0") != "" and len(asked) == 1  # asked an hour ago: not again
+    assert changed.release_problem("2.1.0", fresh=True) == "" and len(asked) == 2  # (`torch add`)
+    assert changed.release_problem("2.2.0", fresh=True).startswith("torch 2.2.0 is not a torch release")
+    assert len(asked) == 3  # the index could not be asked: the listing kept stands
+    (tmp_path / changed.LISTING).unlink()
+    assert changed.listed("2.0.0") is None and changed.release_problem("9.9.9") == ""  # pip will say

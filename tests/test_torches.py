@@ -4,6 +4,7 @@ test at the end uses a real torch 1.13.1 (provisioned when absent: a download of
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -23,11 +24,15 @@ from quizgen.cli import cli
 from quizgen.execution import pool
 from quizgen.execution.cache import job_key, torch_version
 from quizgen.execution.protocol import Answer, Outcome, RunJob
-from quizgen.torch_versions import drift, environments
+from quizgen.torch_versions import changed, drift, environments
+
+from .conftest import TORCH_RELEASES
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
 REAL_TORCHES = environments.root()
 PIP = list(environments.PIP)  # the command that runs pip (the fixture below fakes it)
+INSTALLED = environments.public(environments.installed_version() or "")
+PYTHON = f"Python {sys.version_info[0]}.{sys.version_info[1]}"  # what the index lists releases for
 
 FAKE_PIP = """\
 import json, os, pathlib, sys
@@ -64,6 +69,7 @@ def envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     fake = tmp_path / "fake_pip.py"
     fake.write_text(FAKE_PIP)
     monkeypatch.setattr(environments, "PIP", [sys.executable, str(fake), "{python}"])
+    monkeypatch.setattr(changed, "index_releases", lambda quick=False: TORCH_RELEASES)  # never the network
     return where
 
 
@@ -224,6 +230,23 @@ def test_remove(envs: Path) -> None:
     )
 
 
+def test_remove_refuses_a_version_a_pool_runs_under(envs: Path, runner: CliRunner) -> None:
+    made = provision("2.0.1")
+    with environments.using(made.python):  # as matrix.run_on and drift hold it while their pool runs
+        result = runner.invoke(cli, ["torch", "remove", "2.0.1"])
+        assert (result.exit_code, result.output) == (
+            1,
+            "Error: torch 2.0.1 is in use: a build or check runs cards under it; run `quizgen torch remove "
+            "2.0.1` again once it is done\n",
+        )
+        assert made.python.exists()
+    assert runner.invoke(cli, ["torch", "remove", "2.0.1"]).exit_code == 0
+    assert not made.path.exists()
+    with pytest.raises(environments.TorchError) as caught, environments.using(made.python):  # it waited
+        pass
+    assert caught.value.message == "torch 2.0.1 was removed: `quizgen torch add 2.0.1` to run under it"
+
+
 def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     result = runner.invoke(cli, ["torch", "add", "1.13.1"])
     assert result.exit_code == 0, result.output
@@ -248,9 +271,14 @@ def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     [
         (
             ["torch", "add", "9.9.9"],
-            "torch 9.9.9: downloading torch==9.9.9 and what it needs with pip (about 3 GB to download, 5 "
-            "GB on disk)\nError: could not provision torch 9.9.9: Could not find a version that satisfies "
-            "the requirement torch==9.9.9 (from versions: 1.13.0, 1.13.1)\n",
+            "Error: torch 9.9.9 is not a torch release (the newest the package index has is 2.15.0); the "
+            f"releases for {PYTHON}: {', '.join(TORCH_RELEASES)}\n",
+        ),
+        (
+            ["torch", "add", "1.12.0"],
+            f"Error: torch 1.12.0 has no wheel for {PYTHON} (the oldest torch the package "
+            f"index has for it is 1.13.0); the releases for {PYTHON}: "
+            f"{', '.join(TORCH_RELEASES)}\n",
         ),
         (
             ["torch", "add", "2.0"],
@@ -462,3 +490,86 @@ except OSError:
 seen = json.dumps({"torch": torch.__version__, "home": os.environ["HOME"], "path": sys.path,
                    "numpy": numpy.__version__, "writable": writable})
 """
+
+
+def test_drift_groups_random_streams_and_says_what_it_could_not_tell(project: Callable[..., Path]) -> None:
+    root = project({"z.yaml": ZERO_GRAD})
+    at = f"{root / 'cards' / 'z.yaml'}"
+    card = _card(root, "zero-grad")
+    mine = Outcome(ok=True, value=_value("None", "none"))
+    [plain] = drift.compare(card, mine, Outcome(ok=True, value=_value("tensor([0.])")))
+    [drawn] = drift.compare(_card(root, "same-everywhere"), mine, Outcome(ok=True, value=_value("[1.0]")))
+    slow = Outcome(ok=False, error="the snippet did not finish within 2 s (timeout) and was stopped")
+    assert drift._machine(slow) and not drift._machine(Outcome(ok=False, error="AttributeError: x"))
+    undecided = drift._undecided(card, slow)
+    found = [plain, dataclasses.replace(drawn, random=True), undecided]
+    report = drift.Report("1.13.1", "2.13.0", found, cards=2, executed=3, seconds=1.5)
+    assert report.lines() == [
+        f"{at}:14:13: card 'zero-grad' -> answer: torch 2.13.0 gives None, torch 1.13.1 gives tensor([0.])",
+        "1 card that draw from torch's random streams (seeded samples, a layer's initial weights): a release "
+        "may change what a seed draws",
+        f"  {at}:21:13: card 'same-everywhere' -> answer: torch 2.13.0 gives None, torch 1.13.1 gives [1.0]",
+        f"{at}:8:11: card 'zero-grad' -> code: torch 1.13.1: could not tell: it ran out twice (the snippet "
+        "did not finish within 2 s (timeout) and was stopped)",
+        "2 cards of 2 answer differently on torch 1.13.1; 1 could not be told (3 executed, 1.50 s)",
+    ]
+
+
+DRIFTING = """\
+deck: D
+setup: |
+  import torch
+cards:
+  - id: scaler-is-new
+    kind: value
+    ask: "What is the scale?"
+    code: |
+      scaler = torch.amp.GradScaler("cpu", init_scale=4.0)
+    answer_expr: scaler.get_scale()
+    answer: 4.0
+    cite:
+      growth: scaler.get_growth_factor()
+    explain: "It grows by {{growth}}."
+  - id: about-2-only
+    torch: ">=2.0"
+    kind: value
+    ask: "Has torch a `compile`?"
+    code: |
+      there = hasattr(torch, "compile")
+    answer_expr: there
+    answer: true
+  - id: slow-on-1
+    kind: value
+    timeout: 3
+    ask: "What is `x`?"
+    code: |
+      import time
+      if torch.__version__.startswith("1."):  # a machine too busy to finish it, as it were
+          time.sleep(60)
+      x = 2
+    answer_expr: x
+    answer: 2
+"""
+
+
+@pytest.mark.slow
+def test_drift_is_about_torch_not_the_machine(
+    real_torch: str, runner: CliRunner, project: Callable[..., Path]
+) -> None:
+    root = project({"d.yaml": DRIFTING})
+    args = ["check", "--cards", str(root / "cards"), "--out", str(root / "build"), "--torch", real_torch]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    at = root / "cards" / "d.yaml"
+    assert result.output.splitlines() == [
+        # the code's own error, not its cite's knock-on `NameError: name 'scaler' is not defined`
+        f"{at}:8:11: card 'scaler-is-new' -> code: torch {INSTALLED} gives no error, torch 1.13.1 gives an "
+        "error: AttributeError: module 'torch.amp' has no attribute 'GradScaler'",
+        # run twice, out of time twice: not a difference; 'about-2-only' (>=2.0) is left out
+        f"{at}:27:11: card 'slow-on-1' -> code: torch 1.13.1: could not tell: it ran out twice (the snippet "
+        "did not finish within 3 s (timeout))",
+        result.output.splitlines()[-1],
+    ]
+    assert result.output.splitlines()[-1].startswith(
+        "1 card of 2 answers differently on torch 1.13.1; 1 could not be told ("
+    )

@@ -342,9 +342,10 @@ def torch_group() -> None:
 @click.argument("version")
 def torch_add(version: str) -> None:
     """Download torch VERSION (about 3 GB) into an environment of its own, once."""
-    from quizgen.torch_versions import environments
+    from quizgen.torch_versions import changed, environments
 
-    if environments.python_for(version) is None:
+    if environments.python_for(environments.checked(version)) is None:
+        changed.require_release(version)  # (else pip says it, blaming its constraints)
         needs = f"torch=={version} and what it needs"
         echo(f"torch {version}: downloading {needs} with pip ({environments.DOWNLOAD})")
     made = environments.provision(version, environments.pip_progress(_say))
@@ -376,8 +377,7 @@ def torch_remove(version: str) -> None:
 @click.option("--add", is_flag=True, help="Provision the releases the search runs (about 3 GB each).")
 @common_options
 def torch_bisect(card_id: str, add: bool, **kw: Any) -> None:
-    """Find the first torch release where CARD's answer changes, between the matrix's versions, and
-    record it in quizgen.lock for the card's {{changed_in}}."""
+    """Find the first torch release where CARD's answer changes; record it in quizgen.lock (changed_in)."""
     from quizgen.torch_versions.bisecting import bisect
 
     found = bisect(_options(**kw), card_id, add, _say)

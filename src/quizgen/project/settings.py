@@ -169,6 +169,24 @@ def _top_line(text: str, prefix: str, key: str) -> int:
     return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
+def matrix_at(cards_dir: Path, version: str) -> Location:
+    """Where the settings file lists `version` in its torch matrix (file:line:col), for a located error
+    about that version; the `torch` key's line when the version is not found written there."""
+    chosen = source(cards_dir)
+    if chosen is None:
+        return Location(str(cards_dir))
+    path, prefix = chosen
+    text = _text(path)
+    line = _top_line(text, prefix, "torch")
+    start = sum(len(row) for row in text.splitlines(keepends=True)[: line - 1])
+    found = re.compile(rf"""["']{re.escape(version)}["']""").search(text, start)
+    if found is None:
+        return Location(str(path), line, field=f"{prefix}torch")
+    before = text[: found.start()]
+    col = found.start() - (before.rfind("\n") + 1) + 1
+    return Location(str(path), before.count("\n") + 1, col, field=f"{prefix}torch")
+
+
 def _matrix_problem(value: object) -> str:
     """Why a `torch` setting is not a list of torch versions ("" when it is one)."""
     example = 'a list of torch versions, e.g. torch = ["1.13.1", "2.13.0"]'

@@ -10,8 +10,13 @@ it is true for), and the card's {{changed_in}} and {{changed_after}} name those 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import platform
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +25,7 @@ from quizgen.answers import placeholders
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.errors import Problem, QuizgenError, UsageError
+from quizgen.project import state
 from quizgen.torch_versions import environments, versions
 
 TABLE = "changed"  # the lock's section: card id -> {"after", "in", "job"}
@@ -80,11 +86,12 @@ def name(release: str) -> str:
     return release[: -len(".0")] if release.endswith(".0") and release.count(".") == 2 else release
 
 
-def index_releases(python: Path | None = None) -> list[str]:
+def index_releases(python: Path | None = None, quick: bool = False) -> list[str]:
     """The torch releases the package index has for this Python, oldest first (pip's own listing, so its
-    index and settings are the user's); an error when pip cannot tell."""
+    index and settings are the user's); an error when pip cannot tell. `quick`: no retries (a build
+    asking must not wait long on a machine offline)."""
     command = [str(python or sys.executable), "-I", "-m", "pip", "index", "versions", "torch"]
-    command.append("--disable-pip-version-check")
+    command += ["--disable-pip-version-check", *(["--retries", "0", "--timeout", "10"] if quick else [])]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, check=False, timeout=120, env=environments.pip_env()
@@ -96,6 +103,85 @@ def index_releases(python: Path | None = None) -> list[str]:
         why = environments.pip_failure((done.stderr + done.stdout).encode())
         raise QuizgenError(f"could not ask pip for torch's releases (`pip index versions torch`): {why}")
     return found
+
+
+LISTING = "torch-releases.json"  # in quizgen's cache folder: the index's listing, by Python
+FRESH = 24 * 3600  # seconds a listing is used for
+RECHECK = 3600  # a version a listing older than this leaves out is looked up again (a new release)
+
+
+def python_label() -> str:
+    """The Python the listing is for, as messages name it (environments run quizgen's Python)."""
+    return f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def listed(version: str = "", fresh: bool = False) -> list[str] | None:
+    """The releases the index has for this Python, from a listing kept a day (asked again sooner when it
+    leaves out `version`: at once when `fresh`); None when the index cannot be asked and none is kept."""
+    kept: dict[str, object] = {}
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        kept = json.loads((state.home() / LISTING).read_text(encoding="utf-8")).get(_tag(), {})
+    at, releases = kept.get("at"), kept.get("releases")
+    age = time.time() - at if isinstance(at, (int, float)) else FRESH
+    if isinstance(releases, list) and age < FRESH and (version in releases or (age < RECHECK and not fresh)):
+        return [str(r) for r in releases]
+    try:
+        releases = index_releases(quick=True)
+    except QuizgenError:
+        return [str(r) for r in releases] if isinstance(releases, list) else None
+    keep(releases)
+    return releases
+
+
+def _tag() -> str:
+    return f"{python_label()} {platform.machine()} {sys.platform}"
+
+
+def keep(releases: list[str]) -> None:
+    """Keep the index's listing for this Python (as asked now) for `listed`."""
+    path = state.home() / LISTING
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{LISTING}.{os.getpid()}")
+        listing = {_tag(): {"at": time.time(), "releases": releases}}
+        temporary.write_text(json.dumps(listing), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass  # (kept or not, the listing is right)
+
+
+def release_problem(version: str, fresh: bool = False) -> str:
+    """Why torch `version` cannot be provisioned here: not released, or no wheel for this Python ("" when
+    the index has it, or cannot be asked: pip then says)."""
+    releases = listed(version, fresh)
+    if not releases or version in releases:
+        return ""
+    key, python = versions.key, python_label()
+    if key(version) > key(releases[-1]):
+        why = f"is not a torch release (the newest the package index has is {releases[-1]})"
+    elif key(version) < key(releases[0]):
+        why = f"has no wheel for {python} (the oldest torch the package index has for it is {releases[0]})"
+    else:
+        why = f"is not a torch release the package index has for {python}"
+    return f"torch {version} {why}; the releases for {python}: {', '.join(releases)}"
+
+
+def require_release(version: str) -> None:
+    """An error saying why torch `version` cannot be provisioned here, if the index (asked again for a
+    version its listing leaves out) does not have it for this Python."""
+    if why := release_problem(version, fresh=True):
+        raise environments.TorchError(why)
+
+
+def unreleased(cards_dir: Path, missing: list[str], problems: list[Problem]) -> bool:
+    """Whether a version of the matrix not provisioned (one that is exists) is one the package index does
+    not have for this Python: nothing verifies it, nor ever could; each is a problem where the settings
+    file lists it."""
+    from quizgen.project import settings
+
+    found = [(version, why) for version in missing if (why := release_problem(version))]
+    problems += [Problem(settings.matrix_at(cards_dir, version), why) for version, why in found]
+    return bool(found)
 
 
 def parse_index(output: str) -> list[str]:

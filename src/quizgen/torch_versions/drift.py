@@ -11,20 +11,21 @@ about torch, not an error of the card: the report is informational.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quizgen import kinds, pipeline, planning
 from quizgen.answers import compare as answers
-from quizgen.cards.model import Card
+from quizgen.cards.model import Card, Deck
 from quizgen.errors import InternalError, Location, count
 from quizgen.execution import timeouts
 from quizgen.execution.cache import for_output
-from quizgen.execution.protocol import Outcome
-from quizgen.torch_versions import environments
+from quizgen.execution.protocol import Job, Outcome
+from quizgen.torch_versions import environments, versions
 
 _SHOWN = 80  # characters of a value shown in a line of the report
 
@@ -36,6 +37,8 @@ class Difference:
     location: Location
     installed: str
     other: str
+    undecided: bool = False  # it ran out of time (or budget) twice: torch's part in it is unknown
+    random: bool = False  # the card draws from torch's random streams
 
 
 @dataclass
@@ -48,53 +51,113 @@ class Report:
     seconds: float
 
     def lines(self) -> list[str]:
-        """One line per difference, then the summary."""
+        """One line per difference (those of cards that draw from torch's random streams after the
+        others, under a line of their own), the cards it could not tell of, then the summary."""
         mine, theirs = f"torch {self.installed}", f"torch {self.version}"
-        shown = [
-            f"{d.location}: {mine} gives {d.installed}, {theirs} gives {d.other}" for d in self.differences
-        ]
-        changed = len({(d.location.path, d.location.card) for d in self.differences})
+        plain = [d for d in self.differences if not (d.random or d.undecided)]
+        random = [d for d in self.differences if d.random and not d.undecided]
+        shown = [f"{d.location}: {mine} gives {d.installed}, {theirs} gives {d.other}" for d in plain]
+        if random:
+            drawn = len({(d.location.path, d.location.card) for d in random})
+            shown.append(
+                f"{count(drawn, 'card')} that draw from torch's random streams (seeded samples, a layer's "
+                "initial weights): a release may change what a seed draws"
+            )
+            shown += [f"  {d.location}: {mine} gives {d.installed}, {theirs} gives {d.other}" for d in random]
+        shown += [f"{d.location}: {theirs}: {d.other}" for d in self.differences if d.undecided]
+        changed = len({(d.location.path, d.location.card) for d in [*plain, *random]})
         verb = "answers" if changed == 1 else "answer"
+        unknown = sum(d.undecided for d in self.differences)
+        untold = f"; {unknown} could not be told" if unknown else ""
         summary = (
-            f"{count(changed, 'card')} of {self.cards} {verb} differently on torch {self.version} "
+            f"{count(changed, 'card')} of {self.cards} {verb} differently on torch {self.version}{untold} "
             f"({self.executed} executed, {self.seconds:.2f} s)"
         )
         return [*shown, summary]
 
 
 def check(options: pipeline.Options, version: str) -> Report:
-    """Check the project, then run its cards under torch `version` and compare what they show."""
+    """Check the project, then run its cards under torch `version` and compare what they show: the cards
+    whose range holds `version`; one that ran out of time (or of a search's budget) is run once more,
+    and if it runs out again is said to be undecided, never a difference (the machine's, not torch's)."""
     python = environments.require(environments.checked(version))  # before anything runs
     if environments.is_installed(version):
         raise environments.TorchError(f"torch {version} is the installed torch: `quizgen check` checks it")
     base = pipeline.check(replace(options, torch=None))
     start = time.perf_counter()
-    other, executed = _run(options, base, version, python)
+    about = {  # (a card judged on one version, or whose range leaves `version` out, is not about it)
+        v.card.id: (d.deck, v)
+        for d in base.decks
+        for v in d.cards
+        if v.outcome is not None and not v.card.judged_on and versions.in_range(version, v.card.torch)
+    }
+    other, executed = _run(options, base, version, python, set(about))
+    if again := {card_id for card_id in about if _machine(other.get(card_id))}:
+        rerun, more = _run(options, base, version, python, again)
+        other, executed = {**other, **rerun}, executed + more
     differences: list[Difference] = []
-    compared = 0
-    for deck in base.decks:
-        for verified in deck.cards:
-            if verified.outcome is None or verified.card.judged_on:  # about one version: drift is not its
-                continue
-            compared += 1
-            theirs = other.get(verified.card.id)
-            differences += compare(verified.card, verified.outcome, theirs)
+    for deck, verified in about.values():
+        theirs = other.get(verified.card.id)
+        if _machine(theirs):
+            differences.append(_undecided(verified.card, theirs))
+            continue
+        found = compare(verified.card, verified.outcome, theirs)  # type: ignore[arg-type]
+        drawn = theirs is not None and theirs.ok and _random(deck, verified.card)  # (a failure is no draw)
+        differences += [replace(d, random=drawn) for d in found]
     installed = environments.public(environments.installed_version() or "none")
     seconds = time.perf_counter() - start
-    return Report(version, installed, differences, compared, executed, seconds)
+    return Report(version, installed, differences, len(about), executed, seconds)
+
+
+# What a busy or small machine makes a run fail with, whatever the torch: its timeout, the order search's
+# time or memory budget, a queue or process group left waiting (distributed cards).
+_MACHINE = re.compile(
+    r"\(timeout\)|the search would take about|needs more memory than a worker has|queue\.Empty|"
+    r"timed out|Timeout",
+)
+
+
+def _machine(outcome: Outcome | None) -> bool:
+    """Whether a run failed for the machine's sake (time, memory), which says nothing of torch."""
+    return outcome is not None and not outcome.ok and bool(_MACHINE.search(outcome.error or ""))
+
+
+def _undecided(card: Card, outcome: Outcome | None) -> Difference:
+    run_field = kinds.get(card.kind).run_field
+    location = dataclasses.replace(card.at(run_field), field=run_field)
+    why = _failure(outcome.error or "") if outcome is not None else "no result"
+    why = _short(why.split(": ")[0] if why.startswith("the ") else why)  # (quizgen's own: where it was)
+    return Difference(location, "", f"could not tell: it ran out twice ({why})", undecided=True)
+
+
+# A card draws from torch's random streams when it seeds them, samples, or builds a layer (its weights
+# are drawn): a release that changes what a seed draws changes its numbers, not what it teaches.
+_RANDOM = re.compile(
+    r"manual_seed|torch\.rand|\.normal_|\.uniform_|nn\.init\.|[Dd]ropout|"
+    r"nn\.(Linear|Conv[123]d|Embedding|LSTM|GRU|RNN|Bilinear)\("
+)
+
+
+def _random(deck: Deck, card: Card) -> bool:
+    job = kinds.get(card.kind).job(deck, card)
+    return job is not None and bool(_RANDOM.search(json.dumps(job)))
+
+
+Runner = Callable[[dict[str, Job], Callable[[str, Outcome], bool]], None]  # jobs, told of each outcome
 
 
 def _run(
-    options: pipeline.Options, base: pipeline.Report, version: str, python: Path
+    options: pipeline.Options, base: pipeline.Report, version: str, python: Path, about: set[str]
 ) -> tuple[dict[str, Outcome], int]:
-    """Every card's outcome under `version` (by card id) and the number of jobs run."""
+    """The outcome under `version` of each card in `about` (by card id) and the number of jobs run; a
+    run that failed in a cite its code left undefined is told by the error of its code."""
     from quizgen.execution.pool import execute
 
     decks = [d.deck for d in base.decks]
     cache = for_output(options.out_dir, options.use_cache)
     try:
         plan = planning.plan_jobs(decks, cache, environments.result_key(version))
-        plan.work = {k: job for k, job in plan.work.items() if not all(c.judged_on for c in plan.cards[k])}
+        plan.work = {k: job for k, job in plan.work.items() if any(c.id in about for c in plan.cards[k])}
         project = base.settings.timeout
         done = 0
 
@@ -113,21 +176,49 @@ def _run(
             plan.outcomes[key] = outcome
             return True
 
-        execute(
-            plan.work,
-            jobs=options.jobs,
-            timeout=options.timeout or project,
-            memory=options.memory,
-            on_result=on_result,
-            sandbox=options.sandbox,
-            timeouts={key: max(limit(c) for c in plan.cards[key]) for key in plan.work},
-            python=python,
-        )
-        cards = [c for deck in decks for c in deck.cards]
+        def run(work: dict[str, Job], told: Callable[[str, Outcome], bool]) -> None:
+            with environments.using(python):  # (`quizgen torch remove` refuses it meanwhile)
+                execute(
+                    work,
+                    jobs=options.jobs,
+                    timeout=options.timeout or project,
+                    memory=options.memory,
+                    on_result=told,
+                    sandbox=options.sandbox,
+                    timeouts={key: max(limit(c) for c in plan.cards[key]) for key in work},
+                    python=python,
+                )
+
+        run(plan.work, on_result)
+        _first_errors(plan, run)
+        cards = [c for deck in decks for c in deck.cards if c.id in about]
         found = {c.id: o for c in cards if (o := plan.outcome_of(c)) is not None}
         return found, len(plan.work)
     finally:
         cache.close()
+
+
+def _first_errors(
+    plan: planning.Plan, run: Callable[[dict[str, Job], Callable[[str, Outcome], bool]], None]
+) -> None:
+    """A run that failed in a cite naming what its code never defined (`NameError: name 'scaler'`) is
+    run again without its cites: the code's own exception, if it raised one, is the error to show."""
+    knock_on = {
+        key: {k: v for k, v in job.items() if k != "cite"}
+        for key, job in plan.work.items()
+        if (o := plan.outcomes.get(key)) is not None
+        and not o.ok
+        and (o.error or "").startswith("cite '")
+        and "NameError" in (o.error or "")
+    }
+
+    def told(key: str, outcome: Outcome) -> bool:
+        if outcome.ok and outcome.raised is not None:
+            plan.outcomes[key] = replace(plan.outcomes[key], error=outcome.raised["exception"])
+        return True
+
+    if knock_on:
+        run(knock_on, told)  # type: ignore[arg-type]  # (a job without a key of its own)
 
 
 def compare(card: Card, mine: Outcome, theirs: Outcome | None) -> list[Difference]:

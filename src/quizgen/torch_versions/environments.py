@@ -12,6 +12,7 @@ downloaded unless `provision` is called.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import pty
@@ -19,7 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from quizgen.project import state
 FOLDER = "torch"
 _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
 _IMPORTS = ".quizgen"  # import paths holding quizgen alone, one per quizgen location
+_IN_USE = ".in-use-"  # `.in-use-<version>`: held (shared) by each pool running under that version
 _VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")  # not `\d`: it takes any script's digits
 # `-I`: the working folder (often a downloaded card repository) is not on the import path, so a `pip/` or
 # `venv/` package in it is never run with the user's rights (nor are user site-packages or PYTHON* vars).
@@ -158,10 +160,36 @@ def remove(version: str) -> Path:
     path = folder(version)
     if not (path / "bin" / "python").exists():
         raise TorchError(f"torch {version} is not provisioned (`quizgen torch list` shows those that are)")
-    doomed = root() / f"{_PARTIAL}{version}-{os.getpid()}"
-    os.rename(path, doomed)
+    marked = root() / f"{_IN_USE}{version}"
+    with open(marked, "a+b") as marker:
+        try:  # held until it is renamed away: no pool starts under it meanwhile
+            fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TorchError(
+                f"torch {version} is in use: a build or check runs cards under it; run `quizgen torch "
+                f"remove {version}` again once it is done"
+            ) from None
+        doomed = root() / f"{_PARTIAL}{version}-{os.getpid()}"
+        os.rename(path, doomed)
+        marked.unlink()  # (a pool that waited on it finds the environment gone: `using` says so)
     shutil.rmtree(doomed, ignore_errors=True)
     return path
+
+
+@contextlib.contextmanager
+def using(python: Path) -> Iterator[None]:
+    """Mark the environment `python` belongs to in use while a pool runs under it (`remove` refuses it
+    meanwhile, and a removal under way is waited for); quizgen's own Python needs no mark."""
+    version = python.parent.parent.name
+    mine = python.parent.parent.parent == root() and _VERSION.fullmatch(version)
+    if python == Path(sys.executable) or not mine:
+        yield
+        return
+    with open(root() / f"{_IN_USE}{version}", "a+b") as marker:
+        fcntl.flock(marker, fcntl.LOCK_SH)
+        if not python.exists():  # (removed while this waited)
+            raise TorchError(f"torch {version} was removed: `quizgen torch add {version}` to run under it")
+        yield
 
 
 def requirements(version: str) -> list[str]:

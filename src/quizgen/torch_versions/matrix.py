@@ -150,9 +150,9 @@ def check(
         return checked
     extra = others(matrix)
     _ranges(cards, extra, checked)
-    if not extra:
-        return checked
     missing = [v for v in extra if _python_for(v) is None]
+    if not extra or changed.unreleased(options.cards_dir, missing, checked.problems):
+        return checked
     if options.matrix and missing:
         raise not_provisioned(missing[0])
     recorded = read_recorded(options.cards_dir / LOCK_NAME)
@@ -386,7 +386,8 @@ def run_on(
 
         try:
             limit = options.timeout or project_timeout
-            ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
+            with environments.using(python):  # (`quizgen torch remove` refuses it meanwhile)
+                ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
         finally:
             stderr = pool.stderr_tail()
             pool.close()
