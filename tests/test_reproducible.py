@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from quizgen import pipeline
-from quizgen.execution.cache import torch_version
 from quizgen.torch_versions import environments, matrix
+from quizgen.torch_versions.installed import version as torch_version
 
 from .conftest import SAMPLE_DECK, write_project
 

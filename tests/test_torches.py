@@ -22,9 +22,10 @@ from quizgen.cards import loader
 from quizgen.cards.model import Card
 from quizgen.cli import cli
 from quizgen.execution import pool
-from quizgen.execution.cache import job_key, torch_version
+from quizgen.execution.cache import job_key
 from quizgen.execution.protocol import Answer, Outcome, RunJob
-from quizgen.torch_versions import changed, drift, environments
+from quizgen.torch_versions import changed, drift, environments, installed
+from quizgen.torch_versions.installed import version as torch_version
 
 from .conftest import TORCH_RELEASES
 
@@ -111,10 +112,10 @@ def test_numpy_before_2_for_a_torch_built_against_numpy_1() -> None:
 
 
 def test_the_installed_torch_runs_under_quizgens_own_python() -> None:
-    installed = environments.installed_version()
-    assert installed is not None and installed == torch_version()  # the same metadata, no import
-    assert environments.python_for(environments.public(installed)) == Path(sys.executable)
-    assert environments.torch_of(Path(sys.executable)) == installed
+    version = environments.installed_version()
+    assert version is not None and version == torch_version()  # the same metadata, no import
+    assert environments.python_for(environments.public(version)) == Path(sys.executable)
+    assert installed.of(Path(sys.executable)) == version
 
 
 def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Path, monkeypatch) -> None:
@@ -137,7 +138,7 @@ def test_provision_builds_aside_then_renames_into_place(envs: Path, tmp_path: Pa
     }
     assert made.path == envs / "1.13.1" and made.python == envs / "1.13.1" / "bin" / "python"
     assert environments.python_for("1.13.1") == made.python
-    assert environments.torch_of(made.python) == "1.13.1"
+    assert installed.of(made.python) == "1.13.1"
     assert [p.name for p in envs.iterdir()] == ["1.13.1"]  # no partial folder left
     monkeypatch.delenv("PYTHONPATH")
     # Its own Python, without quizgen's site-packages: it cannot import quizgen's dependencies.

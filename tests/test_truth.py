@@ -467,7 +467,7 @@ def test_a_torch_upgrade_reruns_every_card(
     root = project(deck("- id: c\n  kind: value\n  ask: q\n  code: x = 1\n  answer_expr: x\n"))
     assert pipeline.check(options(root)).executed == 1
     assert pipeline.check(options(root)).cached == 1
-    monkeypatch.setattr(cache, "torch_version", lambda: "99.0.0")
+    monkeypatch.setattr(cache.installed, "version", lambda: "99.0.0")
     again = pipeline.check(options(root))
     assert again.executed == 1 and again.cached == 0
 
@@ -475,13 +475,13 @@ def test_a_torch_upgrade_reruns_every_card(
 def test_job_key_changes_with_torch_python_quizgen_and_result_format(monkeypatch: pytest.MonkeyPatch) -> None:
     job: dict[str, object] = {"type": "run", "setup": [], "code": {"code": "x = 1", "path": "a", "line": 1}}
     base = cache.job_key(job)  # type: ignore[arg-type]
-    for name, value in [
-        ("torch_version", lambda: "0.0"),
-        ("__version__", "0.0.0-other"),
-        ("RESULT_FORMAT", -1),
+    for owner, name, value in [
+        (cache.installed, "version", lambda: "0.0"),
+        (cache, "__version__", "0.0.0-other"),
+        (cache, "RESULT_FORMAT", -1),
     ]:
         with monkeypatch.context() as m:
-            m.setattr(cache, name, value)
+            m.setattr(owner, name, value)
             assert cache.job_key(job) != base, name  # type: ignore[arg-type]
     with monkeypatch.context() as m:
         m.setattr(cache.sys, "version", "3.99")

@@ -17,14 +17,12 @@ what it only read.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import sqlite3
 import sys
 import time
 from collections.abc import Iterable
-from functools import cache
 from pathlib import Path
 
 from quizgen import __version__
@@ -32,6 +30,7 @@ from quizgen.constants import CACHE_KEEP_DAYS, RESULT_FORMAT
 from quizgen.errors import OutputError
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.project import state
+from quizgen.torch_versions import installed
 
 STORE = "cache.sqlite3"
 # key -> value text; only these names reach SQL. decks: parsed card files (cards/stored.py); outputs:
@@ -51,25 +50,6 @@ _PRUNED = "pruned"  # meta key: the day the store was last pruned
 def today() -> int:
     """Days since the epoch (UTC), the unit of `used`; a function of its own so tests can move the clock."""
     return int(time.time() // 86400)
-
-
-@cache
-def torch_version() -> str:
-    """The installed torch's version, read from its metadata: importing torch takes seconds."""
-    for entry in sys.path:  # where importlib.metadata looks first, without importing it (and email)
-        for info in sorted(Path(entry or ".").glob("torch-*.dist-info")):
-            with contextlib.suppress(OSError):
-                for line in (info / "METADATA").read_text(encoding="utf-8").splitlines():
-                    if line.startswith("Version: "):
-                        return line.removeprefix("Version: ").strip()
-                    if not line:
-                        break  # the headers end here
-    from importlib import metadata
-
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return "none"
 
 
 def code_stamp() -> str:
@@ -115,7 +95,7 @@ def job_key(job: Job, torch: str | None = None) -> str:
         "quizgen": __version__,
         "format": RESULT_FORMAT,
         "python": sys.version,
-        "torch": torch or torch_version(),
+        "torch": torch or installed.version(),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 

@@ -14,10 +14,9 @@ from dataclasses import asdict, dataclass, field
 
 from quizgen import __version__
 from quizgen.cards.model import VerifiedDeck
-from quizgen.execution.cache import torch_version
 from quizgen.render.base import Project, Rendered
 from quizgen.render.stage import Stage
-from quizgen.torch_versions import versions
+from quizgen.torch_versions import installed, versions
 
 NAME = "build-info.json"
 _ABOUT = (
@@ -65,7 +64,7 @@ class BuildInfo:
             "quizgen": __version__,
             "python": platform.python_version(),
             "torch": {v: a.as_json() for v, a in provenance(project.decks).items()},
-            "installed torch": torch_version(),  # with its wheel's local tag (`+cpu`)
+            "installed torch": installed.version(),  # with its wheel's local tag (`+cpu`)
         }
         stage.file(path).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return Rendered([path])

@@ -27,6 +27,7 @@ from pathlib import Path
 import quizgen
 from quizgen.errors import QuizgenError
 from quizgen.project import state
+from quizgen.torch_versions import installed
 
 FOLDER = "torch"
 _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
@@ -82,13 +83,9 @@ def folder(version: str) -> Path:
 
 
 def installed_version() -> str | None:
-    """The version of the torch installed with quizgen (its metadata: importing torch takes seconds)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("torch")
-    except metadata.PackageNotFoundError:
-        return None
+    """The version of the torch installed with quizgen (None: none is)."""
+    found = installed.version()
+    return None if found == installed.NONE else found
 
 
 def public(version: str) -> str:
@@ -119,19 +116,6 @@ def require(version: str) -> Path:
             f"torch {version} is not provisioned: run `quizgen torch add {version}` first ({DOWNLOAD}, once)"
         )
     return python
-
-
-def torch_of(python: Path) -> str:
-    """The torch version an environment's Python runs, from its metadata (the key of its results)."""
-    if python == Path(sys.executable):
-        return installed_version() or "none"
-    prefix = python.parent.parent
-    for info in sorted(prefix.glob("lib/python*/site-packages/torch-*.dist-info")):
-        with contextlib.suppress(OSError):
-            for line in (info / "METADATA").read_text(encoding="utf-8").splitlines():
-                if line.startswith("Version: "):
-                    return line.removeprefix("Version: ").strip()
-    return "none"
 
 
 def listing() -> list[Environment]:
@@ -238,7 +222,7 @@ def provision(version: str, progress: Progress | None = None, pip: list[str] | N
         python = partial / "bin" / "python"
         command = [part.replace("{python}", str(python)) for part in pip or PIP]
         _pip(command + requirements(version), version, progress)
-        if public(torch_of(python)) != version:  # checked before it is put in place
+        if public(installed.of(python)) != version:  # checked before it is put in place
             raise TorchError(f"torch {version}: pip finished but did not install torch {version}")
         try:
             os.rename(partial, final)
@@ -356,7 +340,7 @@ def runs_under(version: str | None) -> Path | None:
 
 def result_key(version: str | None) -> str | None:
     """The torch version results run under `version` are cached by (None: the installed torch's)."""
-    return None if version is None else torch_of(require(version))
+    return None if version is None else installed.of(require(version))
 
 
 def size_text(size: int) -> str:

@@ -26,7 +26,7 @@ from quizgen.execution.cache import _without_places
 from quizgen.execution.protocol import Outcome, Result
 from quizgen.planning import Plan
 from quizgen.project import lockfile
-from quizgen.torch_versions import environments, matrix, versions
+from quizgen.torch_versions import environments, installed, matrix, versions
 
 TABLE = "judged"  # the lock's section: card id -> {"torch", "job", "outcome"}
 Record = dict[str, dict[str, Any]]
@@ -59,7 +59,7 @@ class Judging:
         if version is None:
             return None
         python = self.pythons[version]
-        return environments.torch_of(python) if python is not None else f"recorded {version}"
+        return installed.of(python) if python is not None else f"recorded {version}"
 
     def groups(self, plan: Plan) -> dict[str, list[str]]:
         """The plan's work to run under each judged-on version (by version), the rest left to the run."""

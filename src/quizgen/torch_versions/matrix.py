@@ -24,10 +24,11 @@ from quizgen.cards.model import Card, TorchAnswers
 from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import InternalError, Problem, QuizgenError
 from quizgen.execution import timeouts
-from quizgen.execution.cache import Cache, _without_places, job_key, torch_version
+from quizgen.execution.cache import Cache, _without_places, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 from quizgen.project import lockfile
 from quizgen.torch_versions import changed, labelled, versions
+from quizgen.torch_versions import installed as installed_torch
 from quizgen.verify import indent
 
 Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
@@ -80,7 +81,7 @@ def recorded_note(version: str, missing: str = "") -> str:
 
 
 def installed() -> str:
-    return versions.release(torch_version())
+    return installed_torch.release()
 
 
 def others(matrix: tuple[str, ...]) -> list[str]:
@@ -360,7 +361,7 @@ def run_on(
 
     cards: dict[str, list[Card]] = {}
     labels: dict[str, list[str]] = {}
-    runs = environments.torch_of(python)  # results are cached by the torch that gave them
+    runs = installed_torch.of(python)  # results are cached by the torch that gave them
     keyed: dict[str, Job] = {}
     for label, (card, job) in work.items():
         key = job_key(job, runs)
