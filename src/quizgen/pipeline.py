@@ -31,6 +31,7 @@ from quizgen.project import confine, files, settings, state, told_once
 from quizgen.report import guessers
 from quizgen.terminal import ProgressLine
 from quizgen.torch_versions import environments, judged, matrix
+from quizgen.torch_versions.running import run_under
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool
@@ -278,7 +279,7 @@ def _run(
     on_result: Callable[[str, Outcome], bool],
 ) -> None:
     """Execute these jobs of the plan under `python` (None: quizgen's own), each within its cards' timeout."""
-    from quizgen.execution.pool import Running, execute  # here: a check with nothing to run needs no pool
+    from quizgen.execution.pool import Running
 
     line = options.progress
 
@@ -287,21 +288,8 @@ def _run(
             line.watch(running, plan.described)
 
     try:
-        run = execute(
-            {key: plan.work[key] for key in keys},
-            jobs=options.jobs,
-            timeout=options.timeout or project_timeout,
-            memory=options.memory,
-            on_result=on_result,
-            pool=pool,
-            sandbox=options.sandbox,
-            python=python,
-            watch=watch,
-            timeouts={
-                key: max(timeouts.limit(c, options.timeout, project_timeout) for c in plan.cards[key])
-                for key in keys
-            },
-        )
+        work = {key: plan.work[key] for key in keys}
+        run = run_under(options, work, plan.cards, python, project_timeout, on_result, pool=pool, watch=watch)
     finally:
         if isinstance(line, ProgressLine):
             line.stop()  # (a run stopped early leaves no line redrawn under what follows)

@@ -22,10 +22,10 @@ from quizgen import kinds, pipeline, planning
 from quizgen.answers import compare as answers
 from quizgen.cards.model import Card, Deck
 from quizgen.errors import InternalError, Location, count
-from quizgen.execution import timeouts
 from quizgen.execution.cache import for_output
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.torch_versions import environments, versions
+from quizgen.torch_versions.running import run_under
 
 _SHOWN = 80  # characters of a value shown in a line of the report
 
@@ -151,8 +151,6 @@ def _run(
 ) -> tuple[dict[str, Outcome], int]:
     """The outcome under `version` of each card in `about` (by card id) and the number of jobs run; a
     run that failed in a cite its code left undefined is told by the error of its code."""
-    from quizgen.execution.pool import execute
-
     decks = [d.deck for d in base.decks]
     cache = for_output(options.out_dir, options.use_cache)
     try:
@@ -160,9 +158,6 @@ def _run(
         plan.work = {k: job for k, job in plan.work.items() if any(c.id in about for c in plan.cards[k])}
         project = base.settings.timeout
         done = 0
-
-        def limit(card: Card) -> float:
-            return timeouts.limit(card, options.timeout, project)
 
         def on_result(key: str, outcome: Outcome) -> bool:
             nonlocal done
@@ -177,17 +172,7 @@ def _run(
             return True
 
         def run(work: dict[str, Job], told: Callable[[str, Outcome], bool]) -> None:
-            with environments.using(python):  # (`quizgen torch remove` refuses it meanwhile)
-                execute(
-                    work,
-                    jobs=options.jobs,
-                    timeout=options.timeout or project,
-                    memory=options.memory,
-                    on_result=told,
-                    sandbox=options.sandbox,
-                    timeouts={key: max(limit(c) for c in plan.cards[key]) for key in work},
-                    python=python,
-                )
+            run_under(options, work, plan.cards, python, project, told)
 
         run(plan.work, on_result)
         _first_errors(plan, run)

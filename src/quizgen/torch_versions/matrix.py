@@ -23,12 +23,12 @@ from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.constants import MAX_ANSWER_TEXT
 from quizgen.errors import InternalError, Problem, QuizgenError
-from quizgen.execution import timeouts
 from quizgen.execution.cache import Cache, _without_places, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 from quizgen.project import lockfile
 from quizgen.torch_versions import changed, labelled, versions
 from quizgen.torch_versions import installed as installed_torch
+from quizgen.torch_versions.running import run_under
 from quizgen.verify import indent
 
 Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
@@ -356,8 +356,7 @@ def run_on(
 ) -> dict[str, tuple[str, Outcome]]:
     """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
     where it ran before; what ran is not cached here (`check` keeps what a card is true with)."""
-    from quizgen.execution.pool import Pool, execute
-    from quizgen.torch_versions import environments
+    from quizgen.execution.pool import Pool
 
     cards: dict[str, list[Card]] = {}
     labels: dict[str, list[str]] = {}
@@ -375,7 +374,6 @@ def run_on(
     if todo:
         workers = max(1, min(options.jobs, len(todo)))
         pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
-        limits = {k: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[k]) for k in todo}
         done = 0
 
         def shown(key: str, outcome: Outcome) -> bool:
@@ -386,9 +384,7 @@ def run_on(
             return True
 
         try:
-            limit = options.timeout or project_timeout
-            with environments.using(python):  # (`quizgen torch remove` refuses it meanwhile)
-                ran = execute(todo, jobs=workers, timeout=limit, pool=pool, timeouts=limits, on_result=shown)
+            ran = run_under(options, todo, cards, python, project_timeout, shown, pool=pool, jobs=workers)
         finally:
             stderr = pool.stderr_tail()
             pool.close()

@@ -1,0 +1,61 @@
+"""Running jobs under a torch: quizgen's own Python or a provisioned environment's, each job within the
+longest timeout its cards allow, the environment held in use meanwhile (`quizgen torch remove` waits).
+The one way the pipeline, the matrix and drift run jobs."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from quizgen.cards.model import Card
+from quizgen.execution import timeouts
+from quizgen.execution.protocol import Job, Outcome
+from quizgen.torch_versions import environments
+
+if TYPE_CHECKING:
+    from quizgen.execution.pool import Pool, Running
+
+
+class RunOptions(Protocol):
+    """What running reads of a run's options (pipeline.Options)."""
+
+    jobs: int
+    memory: int
+    sandbox: str
+    timeout: float | None  # the user's --timeout, over every card's own
+
+
+def run_under(
+    options: RunOptions,
+    work: dict[str, Job],
+    cards: Mapping[str, Sequence[Card]],
+    python: Path | None,
+    project_timeout: float,
+    on_result: Callable[[str, Outcome], bool] | None = None,
+    *,
+    pool: Pool | None = None,
+    jobs: int | None = None,
+    watch: Callable[[Running], None] | None = None,
+) -> dict[str, Outcome]:
+    """Run `work` under `python` (None: quizgen's own), each job within its cards' longest timeout."""
+    from quizgen.execution.pool import execute  # here: a check with nothing to run needs no pool
+
+    limits = {
+        key: max(timeouts.limit(c, options.timeout, project_timeout) for c in cards[key]) for key in work
+    }
+    held = environments.using(python) if python is not None else contextlib.nullcontext()
+    with held:
+        return execute(
+            work,
+            jobs=jobs or options.jobs,
+            timeout=options.timeout or project_timeout,
+            memory=options.memory,
+            on_result=on_result,
+            pool=pool,
+            sandbox=options.sandbox,
+            python=python,
+            watch=watch,
+            timeouts=limits,
+        )
