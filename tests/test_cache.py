@@ -14,11 +14,12 @@ import pytest
 from quizgen import pipeline
 from quizgen.constants import CACHE_KEEP_DAYS
 from quizgen.errors import CardErrors
-from quizgen.execution import cache as cache_module
 from quizgen.execution import pool as execute
-from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
+from quizgen.execution.cache import Cache, job_key
 from quizgen.execution.protocol import Outcome
 from quizgen.project import state
+from quizgen.project import store as store_module
+from quizgen.project.store import LAYOUT, STORE
 
 from .conftest import SAMPLE_DECK, write_project
 
@@ -123,11 +124,11 @@ def test_unchanged_build_executes_nothing(
 
 # --- Pruning: every row knows the day it was last used; rows unused for CACHE_KEEP_DAYS go. ---
 
-DAY = 20_000  # a fixed "today", moved by the tests through cache_module.today
+DAY = 20_000  # a fixed "today", moved by the tests through store_module.today
 
 
 def _on_day(monkeypatch: pytest.MonkeyPatch, day: int) -> None:
-    monkeypatch.setattr(cache_module, "today", lambda: day)
+    monkeypatch.setattr(store_module, "today", lambda: day)
 
 
 def _used(root: Path, table: str = "highlight") -> dict[str, int]:
@@ -242,7 +243,7 @@ def test_a_store_of_the_older_layout_is_replaced(tmp_path: Path, monkeypatch: py
         db.execute("INSERT INTO results VALUES (?, ?)", (key, json.dumps({"key": key, "outcome": {}})))
         db.execute("INSERT INTO highlight VALUES ('h', 'old')")
 
-    monkeypatch.setattr(cache_module, "_BUSY_SECONDS", 0.05)
+    monkeypatch.setattr(store_module, "_BUSY_SECONDS", 0.05)
     with sqlite3.connect(tmp_path / STORE, isolation_level=None) as blocker:
         blocker.execute("BEGIN IMMEDIATE")  # another build writing: this one runs without the store
         locked = Cache(tmp_path)
@@ -258,7 +259,7 @@ def test_a_store_of_the_older_layout_is_replaced(tmp_path: Path, monkeypatch: py
     with sqlite3.connect(tmp_path / STORE) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (LAYOUT,)
         tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert tables == set(cache_module.TABLES)
+        assert tables == set(store_module.TABLES)
         assert "used" in {row[1] for row in db.execute("PRAGMA table_info(results)")}
 
 

@@ -15,8 +15,9 @@ from quizgen import pipeline
 from quizgen.cards import loader, schema
 from quizgen.cards.loader import load_project
 from quizgen.errors import CardErrors
-from quizgen.execution.cache import Cache, Memo
+from quizgen.execution.cache import Cache
 from quizgen.kinds.value import ValueCard
+from quizgen.project.store import Memo
 
 from .conftest import write_project
 from .quiz_support import as_shown

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from quizgen.cards import loader, stored
-from quizgen.execution.cache import Cache, Memo
+from quizgen.execution.cache import Cache
+from quizgen.project.store import Memo
 
 REPO_CARDS = Path(__file__).parent.parent / "cards"
 

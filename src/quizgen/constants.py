@@ -59,3 +59,4 @@ RESULT_FORMAT = 10  # part of every cache key: raise it when a result gains or c
 CACHE_KEEP_DAYS = 30
 
 INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE: quizgen itself failed
+LOCK_NAME = "quizgen.lock"  # beside the cards: what the build verified (project/lock.py)

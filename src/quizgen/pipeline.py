@@ -24,10 +24,11 @@ from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCar
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
 from quizgen.errors import CardErrors, InternalError, Location, Problem
 from quizgen.execution import timeouts
-from quizgen.execution.cache import Cache, Memo, for_output
+from quizgen.execution.cache import Cache, for_output
 from quizgen.execution.protocol import Outcome
 from quizgen.planning import Plan, plan_jobs
 from quizgen.project import confine, files, settings, state, told_once
+from quizgen.project.store import Memo
 from quizgen.report import guessers
 from quizgen.terminal import ProgressLine
 from quizgen.torch_versions import environments, judged, matrix
@@ -103,7 +104,7 @@ def check(options: Options) -> Report:
 
     Cards that load are executed even when others do not, so one run lists every problem.
     """
-    from quizgen.render.manifest import LOCK_NAME
+    from quizgen.constants import LOCK_NAME
 
     confine.cards_folder(options.cards_dir)  # before a card is read or a worker started
     read = [settings.path_for(options.cards_dir), options.cards_dir.parent / settings.PYPROJECT]
@@ -176,7 +177,7 @@ def _project_defaults(decks: list[Deck], project: settings.Settings) -> None:
 
 
 def _check(options: Options, cache: Cache) -> Report:
-    from quizgen.render.manifest import LOCK_NAME
+    from quizgen.constants import LOCK_NAME
 
     start = time.perf_counter()
     # The project's timeout may not pass the user's ceiling, unless the user's own --timeout replaces it.

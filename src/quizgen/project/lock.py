@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from quizgen.constants import LOCK_NAME as LOCK_NAME  # (the lock's name, for those reading it here)
 from quizgen.constants import MAX_LOCK_BYTES
 from quizgen.errors import QuizgenError
 from quizgen.project import files, lockfile
 from quizgen.render.stage import Stage
 
-LOCK_NAME = "quizgen.lock"
 FORMAT = 1
 _ABOUT = "Written by `quizgen build`: when each card's Anki note last changed. Commit it with the cards."
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import quizgen
 from quizgen.cards.model import VerifiedDeck
+from quizgen.constants import LOCK_NAME
 from quizgen.project import confine, files, trees
 
 NAME = "outputs.json"
-LOCK_NAME = "quizgen.lock"  # project/lock.py's (importing that loads genanki, which a kept build skips)
 FORMAT = 2  # 2: the written files' digests
 
 

@@ -134,10 +134,10 @@ _store: Any = None  # the child's own connection to the build cache (a connectio
 def _own_store(out_dir: Path, enabled: bool) -> None:
     """Point the kept highlights and torch readings at a store connection of the child's own."""
     global _store
-    from quizgen.execution.cache import for_output
+    from quizgen.project.store import Store
     from quizgen.render import present
 
-    _store = for_output(out_dir, enabled)
+    _store = Store.for_output(out_dir, enabled)
     for kept, table in present.kept_results():
         kept.fresh.clear()  # the parent's own, which the parent stores
         if kept.lookup is not None:

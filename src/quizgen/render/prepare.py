@@ -15,7 +15,7 @@ from pathlib import Path
 
 from quizgen import kinds
 from quizgen.cards.model import Card, Deck, Snippet
-from quizgen.execution.cache import Cache
+from quizgen.project.store import Store
 from quizgen.render import present
 from quizgen.render.code import highlighting
 
@@ -45,7 +45,7 @@ class Preparation:
         self.thread.start()
 
     def _run(self, decks: list[Deck]) -> None:
-        cache = Cache(self.cache_dir, self.use_cache)  # its own: SQLite connections stay in their thread
+        cache = Store(self.cache_dir, self.use_cache)  # its own: SQLite connections stay in their thread
         try:  # a part of the warm-up that fails leaves its work to the render
             with contextlib.suppress(Exception):
                 self._torch(decks, cache)
@@ -55,7 +55,7 @@ class Preparation:
         finally:
             cache.close()
 
-    def _torch(self, decks: list[Deck], cache: Cache) -> None:
+    def _torch(self, decks: list[Deck], cache: Store) -> None:
         """Whether each card's code uses torch (what its view tells): earlier builds' answers read in
         one go, the rest worked out until `halt`."""
         jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]

@@ -201,7 +201,7 @@ Parts = tuple[tuple[str, bool], ...]
 
 @cache
 def _torch_salt() -> str:
-    from quizgen.execution.cache import code_stamp  # the rule below is quizgen's code: a change forgets
+    from quizgen.project.store import code_stamp  # the rule below is quizgen's code: a change forgets
 
     return code_stamp()
 

@@ -12,8 +12,8 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from quizgen.execution.cache import code_stamp, for_output
 from quizgen.project import files
+from quizgen.project.store import Store, code_stamp
 
 
 def _digest(path: Path) -> str | None:
@@ -29,7 +29,7 @@ class Reuse:
     """Outputs made before from the same inputs (`key`), copied from their targets rather than made."""
 
     def __init__(self, out_dir: Path, enabled: bool = True) -> None:
-        self.cache = for_output(out_dir, enabled)
+        self.cache = Store.for_output(out_dir, enabled)
         self.salt = code_stamp() if enabled else ""
 
     def key(self, *inputs: str) -> str:

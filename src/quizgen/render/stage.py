@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from quizgen.constants import LOCK_NAME
 from quizgen.errors import OutputError
 from quizgen.project import confine, trees
-from quizgen.render.manifest import LOCK_NAME
 
 
 def _umask() -> int:
