@@ -15,7 +15,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.cards import loader
 from quizgen.project import lock, state
-from quizgen.render import anki, cards_json, manifest, markup, prepare, present, quiz
+from quizgen.render import anki, cards_json, manifest, markup, prepare, present, quiz, torch_use
 from quizgen.render.code import highlighting
 from quizgen.render.prepare import Preparation
 from quizgen.render.view import card_key
@@ -228,7 +228,7 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
 ) -> None:
     """The answers ("verified with torch" or not) are stored; a later build reads them, parsing no code,
     and makes the same bytes; the build's warm-up works them out from the loaded cards."""
-    monkeypatch.setattr(present.TORCH_USE, "known", {})  # not what earlier tests' builds worked out
+    monkeypatch.setattr(torch_use.TORCH_USE, "known", {})  # not what earlier tests' builds worked out
     root = write_project(tmp_path, {"sample.yaml": SAMPLE_DECK})
     options = pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=2, pool=pool)
     pipeline.build(options)
@@ -238,19 +238,19 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     decks, problems = loader.load(root / "cards")
     assert problems == []
     jobs = {card.id: present.card_job(deck, card) for deck in decks for card in deck.cards}
-    parts = {card_id: present.torch_parts(job) for card_id, job in jobs.items() if job is not None}
-    keys = {card_id: present.torch_key(part) for card_id, part in parts.items()}
+    parts = {card_id: torch_use.torch_parts(job) for card_id, job in jobs.items() if job is not None}
+    keys = {card_id: torch_use.torch_key(part) for card_id, part in parts.items()}
     assert stored[keys["value-two-steps"]] == "1"
     assert stored[keys["basic-why-accumulate"]] == "0"  # prints a string: torch never verified it
     parsed: list[object] = []
-    real = present._parsed_uses_torch
-    monkeypatch.setattr(present, "_parsed_uses_torch", lambda job: parsed.append(job) or real(job))
-    monkeypatch.setattr(present.TORCH_USE, "known", {})
+    real = torch_use._parsed_uses_torch
+    monkeypatch.setattr(torch_use, "_parsed_uses_torch", lambda job: parsed.append(job) or real(job))
+    monkeypatch.setattr(torch_use.TORCH_USE, "known", {})
     (root / "build" / "cards.json").unlink()  # an output gone: the render runs again
     pipeline.build(options)
     assert parsed == []
     assert _tree(root / "build") == first
-    monkeypatch.setattr(present.TORCH_USE, "known", {})
+    monkeypatch.setattr(torch_use.TORCH_USE, "known", {})
     (state.where(root / "build") / "cache.sqlite3").unlink()
     preparation = Preparation(state.folder(root / "build"))
     preparation.start(decks)
@@ -258,7 +258,7 @@ def test_whether_card_code_uses_torch_is_kept_for_later_builds(
     preparation.thread.join()
     preparation.stop()
     assert len(parsed) == len(set(parts.values()))  # each distinct job once, ahead of the render
-    assert present.TORCH_USE.known == {parts[i]: stored[keys[i]] == "1" for i in parts}
+    assert torch_use.TORCH_USE.known == {parts[i]: stored[keys[i]] == "1" for i in parts}
 
 
 def test_cards_json_takes_unchanged_decks_from_the_last_one(

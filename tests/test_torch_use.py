@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from quizgen.cards import loader
 from quizgen.execution.protocol import job_snippets
-from quizgen.render import present
+from quizgen.render import present, torch_use
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ def _walked(job: Any) -> bool:
     torch: set[str] = set()
     for snippet in job_snippets(job):
         own = snippet not in setup
-        for read, bound, imported in present.statements(snippet["code"]):
+        for read, bound, imported in torch_use.statements(snippet["code"]):
             if imported or not read & torch:
                 torch |= imported
             elif own:
@@ -42,13 +42,13 @@ def test_every_shipped_card_reads_as_the_walk_reads_it() -> None:
     decks = loader.load_project(ROOT / "cards")
     jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]
     assert len(jobs) > 75
-    assert [present._parsed_uses_torch(job) for job in jobs] == [_walked(job) for job in jobs]
+    assert [torch_use._parsed_uses_torch(job) for job in jobs] == [_walked(job) for job in jobs]
 
 
 def test_the_shortcut_finds_a_name_before_a_dot_and_nothing_else() -> None:
     torch = {"torch", "model"}
-    assert present._reads_attribute_of("w = torch.ones(1)", torch)
-    assert present._reads_attribute_of("opt = f(model .parameters())", torch)
+    assert torch_use._reads_attribute_of("w = torch.ones(1)", torch)
+    assert torch_use._reads_attribute_of("opt = f(model .parameters())", torch)
     for code in [
         "import torch.nn",
         "x = 1; import torch.nn as nn",
@@ -60,7 +60,7 @@ def test_the_shortcut_finds_a_name_before_a_dot_and_nothing_else() -> None:
         "torch = 3",
         "étorch.x = 1",
     ]:
-        assert not present._reads_attribute_of(code, torch), code
+        assert not torch_use._reads_attribute_of(code, torch), code
 
 
 _PIECES = [
@@ -105,4 +105,4 @@ _PIECES = [
 )
 def test_generated_code_reads_as_the_walk_reads_it(pieces: list[str], setup: str) -> None:
     job = _job([setup] if setup else [], "".join(pieces), "x.item()")
-    assert present._parsed_uses_torch(job) is _walked(job)
+    assert torch_use._parsed_uses_torch(job) is _walked(job)

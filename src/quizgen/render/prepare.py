@@ -16,7 +16,7 @@ from pathlib import Path
 from quizgen import kinds
 from quizgen.cards.model import Card, Deck, Snippet
 from quizgen.project.store import Store
-from quizgen.render import present
+from quizgen.render import present, torch_use
 from quizgen.render.code import highlighting
 
 
@@ -59,13 +59,13 @@ class Preparation:
         """Whether each card's code uses torch (what its view tells): earlier builds' answers read in
         one go, the rest worked out until `halt`."""
         jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]
-        parts = {present.torch_parts(job): job for job in jobs}
-        keys = {present.torch_key(part): part for part in parts}
-        present.recall(cache.lookup("torch", list(keys)), keys)
+        parts = {torch_use.torch_parts(job): job for job in jobs}
+        keys = {torch_use.torch_key(part): part for part in parts}
+        torch_use.recall(cache.lookup("torch", list(keys)), keys)
         for part, job in parts.items():
             if self.halt.is_set():
                 return
-            present.uses_torch(job, part)
+            torch_use.uses_torch(job, part)
 
     def stop(self) -> None:
         self.halt.set()

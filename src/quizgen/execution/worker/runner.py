@@ -163,7 +163,7 @@ def _with_cites(result: Result, job: RunJob, ns: dict[str, object], paths: set[s
     return result
 
 
-def run_job(job: Job) -> Result:
+def _run_by_type(job: Job) -> Result:
     """Run one job in this worker process."""
     paths = {s["path"] for s in job_snippets(job)}
     if job["type"] == "search":
@@ -206,7 +206,7 @@ def execute_job(job: Job) -> Result:
     try:
         reset_state()
         sys.stdout = sys.stderr = capture
-        result = run_job(job)
+        result = _run_by_type(job)
     except SnippetFailed as exc:
         result = {"ok": False, "output": "", "error": exc.message, "retire": exc.retire}
     except MemoryError:
