@@ -33,7 +33,7 @@ class CountCard(Card):
     lines: int = 0
 
 
-class CountKind(CardKind):
+class CountKind(CardKind[CountCard]):
     """How many lines does the snippet print? (Checked against `lines:`.)"""
 
     name = "count"
@@ -100,7 +100,7 @@ cards:
 
 
 @pytest.fixture
-def count_kind() -> Iterator[CardKind]:
+def count_kind() -> Iterator[CardKind[CountCard]]:
     kind = kinds.register(CountKind())
     try:
         yield kind
@@ -109,7 +109,7 @@ def count_kind() -> Iterator[CardKind]:
 
 
 def test_a_registered_kind_builds_to_every_output(
-    count_kind: CardKind,
+    count_kind: CardKind[CountCard],
     project: Callable[..., Path],
     options: Callable[..., pipeline.Options],
     tmp_path: Path,
@@ -147,7 +147,7 @@ def test_a_registered_kind_builds_to_every_output(
 
 
 def test_a_registered_kind_is_verified_like_the_others(
-    count_kind: CardKind, project: Callable[..., Path], options: Callable[..., pipeline.Options]
+    count_kind: CardKind[CountCard], project: Callable[..., Path], options: Callable[..., pipeline.Options]
 ) -> None:
     root = project({"count.yaml": COUNT_DECK.replace("lines: 3", "lines: 2")})
     with pytest.raises(CardErrors) as info:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from quizgen.kinds.base import CardKind
 
-_REGISTRY: dict[str, CardKind] = {}
+_REGISTRY: dict[str, CardKind[Any]] = {}
 
 
-def register(kind: CardKind) -> CardKind:
+def register(kind: CardKind[Any]) -> CardKind[Any]:
     """Make a kind known to the loader, the schema, execution and every renderer."""
     if kind.name in _REGISTRY:
         raise ValueError(f"a card kind named {kind.name!r} is already registered")
@@ -22,7 +24,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def get(name: str) -> CardKind:
+def get(name: str) -> CardKind[Any]:
     return _REGISTRY[name]
 
 
@@ -30,7 +32,7 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def all_kinds() -> tuple[CardKind, ...]:
+def all_kinds() -> tuple[CardKind[Any], ...]:
     return tuple(_REGISTRY.values())
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar, cast
 
 from quizgen.answers import compare
 from quizgen.answers import placeholders as prose
@@ -22,8 +22,12 @@ from quizgen.execution.protocol import Job, Outcome, SnippetJob, last_line
 from quizgen.render.lms.question import Question
 from quizgen.render.view import CardView
 
+C = TypeVar("C", bound=Card)  # the kind's own card class
 
-class CardKind:
+
+class CardKind(Generic[C]):
+    """A kind of card, for its own card class `C`: everything quizgen asks of a kind."""
+
     name: ClassVar[str]
     title: ClassVar[str]  # the heading a card of this kind gets in the quiz
     fields: ClassVar[dict[str, Field]]  # the kind's own fields (besides id, kind, tags, explain)
@@ -32,64 +36,64 @@ class CardKind:
     anki_fields: ClassVar[tuple[str, ...]]  # frozen for ever under anki_model_id (see render/anki/notetypes)
     quiz_scripts: ClassVar[dict[str, str]] = {}  # asset name -> a further script in the kind's folder
 
-    def parse(self, reader: Reader, common: Card) -> Card:
+    def parse(self, reader: Reader, common: Card) -> C:
         """The card, from its YAML fields; problems go to the reader."""
         raise NotImplementedError
 
-    def job(self, deck: Deck, card: Card) -> Job | None:
+    def job(self, deck: Deck, card: C) -> Job | None:
         """What the worker must run for the card, or None when nothing in it executes."""
         return None
 
-    def further_jobs(self, deck: Deck, card: Card) -> dict[str, Job]:
+    def further_jobs(self, deck: Deck, card: C) -> dict[str, Job]:
         """Jobs the card needs besides its own, by name (a value card's variants); their outcomes reach
         verify and view as outcome.parts."""
         return {}
 
-    def failure(self, card: Card, message: str) -> str:
+    def failure(self, card: C, message: str) -> str:
         """The message for a card whose execution failed."""
         return message
 
-    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
+    def verify(self, card: C, outcome: Outcome) -> list[Problem]:
         """Every way a successfully executed card disagrees with its execution."""
         return []
 
-    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
+    def warnings(self, card: C, outcome: Outcome) -> list[Problem]:
         """What is true but suspicious about an executed card (printed; the build goes on)."""
         return []
 
-    def placeholders(self, card: Card) -> set[str]:
+    def placeholders(self, card: C) -> set[str]:
         """The `{{names}}` the card's text may cite: what its execution computes."""
         if not self.runs(card):
             return set()
         return {"output", *card.cite, *(prose.TORCH_CHANGE if card.varies_with_torch else ())}
 
-    def runs(self, card: Card) -> bool:
+    def runs(self, card: C) -> bool:
         """Whether anything of the card executes (a card that runs nothing cannot cite)."""
         return True
 
-    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+    def cited(self, card: C, outcome: Outcome) -> dict[str, str]:
         """The placeholders' values, as the card's text shows them."""
         values = {"output": outcome.output.strip()}
         for name, value in (outcome.cited or {}).items():  # a string is quoted as text, not as its repr
             values[name] = str(value["value"]) if value["type"] == "str" else compare.show(value)
         return values
 
-    def torch_answer(self, card: Card, outcome: Outcome) -> str:
+    def torch_answer(self, card: C, outcome: Outcome) -> str:
         """What must agree across the project's torch matrix: the answer as learners see it ("" when the
         kind has none: its code must only run)."""
         values = self.cited(card, outcome)
         return values.get("answer", values.get("verdict", ""))
 
-    def torch_agrees(self, card: Card, other: str, outcome: Outcome) -> bool:
+    def torch_agrees(self, card: C, other: str, outcome: Outcome) -> bool:
         """Whether another torch's answer (as torch_answer shows it) is this outcome's answer."""
         return other == self.torch_answer(card, outcome)
 
-    def accepted(self, card: Card, outcome: Outcome | None) -> list[str]:
+    def accepted(self, card: C, outcome: Outcome | None) -> list[str]:
         """What the card accepts, as `quizgen show` prints it for its author."""
         answer = self.torch_answer(card, outcome) if outcome is not None and self.runs(card) else ""
         return [f"answer: {answer}" if answer else "nothing of it is judged by running code"]
 
-    def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
+    def published(self, card: C, outcome: dict[str, object]) -> dict[str, object]:
         """The outcome as build/cards.json publishes it (a kind may ship a shorter equivalent)."""
         return outcome
 
@@ -106,9 +110,13 @@ class CardKind:
         or None when only quizgen's judge can (render/lms/items.py)."""
         return None
 
-    def setup_shown(self, card: Card) -> list[Snippet]:
+    def setup_shown(self, card: C) -> list[Snippet]:
         """The card's own setup, shown to Anki learners after the deck's."""
         return []
+
+    def card_of(self, vc: VerifiedCard) -> C:
+        """A verified card of this kind, as the kind's own card class."""
+        return cast(C, vc.card)
 
     @property
     def folder(self) -> Path:

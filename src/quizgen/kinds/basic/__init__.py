@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from quizgen.cards.fields import Field
 from quizgen.cards.model import Card, Deck, Snippet, VerifiedCard
@@ -21,7 +21,7 @@ class BasicCard(Card):
     code: Snippet | None = None
 
 
-class BasicKind(CardKind):
+class BasicKind(CardKind[BasicCard]):
     name = "basic"
     title = "Question"
     anki_model_id = 1714263088
@@ -42,17 +42,16 @@ class BasicKind(CardKind):
         card.code = reader.code("code")
         return card
 
-    def job(self, deck: Deck, card: Card) -> Job | None:
-        card = cast(BasicCard, card)
+    def job(self, deck: Deck, card: BasicCard) -> Job | None:
         if card.code is None:
             return None
         return {"type": "run", "setup": setup_jobs(deck), "code": card.code.to_job()}
 
-    def runs(self, card: Card) -> bool:
-        return cast(BasicCard, card).code is not None
+    def runs(self, card: BasicCard) -> bool:
+        return card.code is not None
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
-        card = cast(BasicCard, vc.card)
+        card = self.card_of(vc)
         view.prompt_html = markdown(card.front)
         view.back_html = markdown(card.back)
         view.code = card.code.code if card.code else ""

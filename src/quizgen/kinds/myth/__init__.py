@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from quizgen.answers import compare
 from quizgen.cards.fields import Field
@@ -25,7 +25,7 @@ class MythCard(Card):
     holds: Snippet | None = None
 
 
-class MythKind(CardKind):
+class MythKind(CardKind[MythCard]):
     name = "myth"
     title = "True or false?"
     run_field = "proof"
@@ -55,8 +55,7 @@ class MythKind(CardKind):
         card.holds = reader.code("holds", mode="eval")
         return card
 
-    def job(self, deck: Deck, card: Card) -> Job | None:
-        card = cast(MythCard, card)
+    def job(self, deck: Deck, card: MythCard) -> Job | None:
         if card.proof is None or card.holds is None:
             return None
         return {
@@ -67,11 +66,10 @@ class MythKind(CardKind):
             "expr": card.holds.to_job(),
         }
 
-    def failure(self, card: Card, message: str) -> str:
+    def failure(self, card: MythCard, message: str) -> str:
         return f"the proof does not run (a proof must run and its asserts must pass):\n{message}"
 
-    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
-        card = cast(MythCard, card)
+    def verify(self, card: MythCard, outcome: Outcome) -> list[Problem]:
         value = outcome.value
         if value is None:
             return [Problem(card.at("holds"), "execution produced no verdict")]
@@ -91,10 +89,10 @@ class MythKind(CardKind):
             return [Problem(card.at("verdict"), message)]
         return []
 
-    def placeholders(self, card: Card) -> set[str]:
+    def placeholders(self, card: MythCard) -> set[str]:
         return {"verdict", *super().placeholders(card)}
 
-    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+    def cited(self, card: MythCard, outcome: Outcome) -> dict[str, str]:
         values = super().cited(card, outcome)
         verdict = computed_verdict(outcome.value) if outcome.value else None
         if verdict is not None:
@@ -102,7 +100,7 @@ class MythKind(CardKind):
         return values
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
-        card = cast(MythCard, vc.card)
+        card = self.card_of(vc)
         verdict = computed_verdict(vc.answer) if vc.answer else card.verdict
         view.prompt_html = markdown(card.claim)
         view.code = card.proof.code if card.proof else ""

@@ -44,7 +44,7 @@ class OrderCard(Card):
     max_accepted: int = MAX_ACCEPTED  # accepted arrangements before check warns
 
 
-class OrderKind(CardKind):
+class OrderKind(CardKind[OrderCard]):
     name = "order"
     title = "Put the lines in order"
     run_field = "check"
@@ -99,8 +99,7 @@ class OrderKind(CardKind):
             reader.error(reader.at("check"), message)
         return card
 
-    def job(self, deck: Deck, card: Card) -> Job | None:
-        card = cast(OrderCard, card)
+    def job(self, deck: Deck, card: OrderCard) -> Job | None:
         if card.check is None:
             return None
         job: SearchJob = {
@@ -115,8 +114,7 @@ class OrderKind(CardKind):
             job["indent"], job["levels"] = card.indent, card.levels
         return job
 
-    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
-        card = cast(OrderCard, card)
+    def verify(self, card: OrderCard, outcome: Outcome) -> list[Problem]:
         problems = []
         items = card.lines + card.distractors
         for hit in outcome.usable_distractors or []:
@@ -139,8 +137,7 @@ class OrderKind(CardKind):
             problems.append(Problem(card.at("check"), message))
         return problems
 
-    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
-        card = cast(OrderCard, card)
+    def warnings(self, card: OrderCard, outcome: Outcome) -> list[Problem]:
         puzzle = _puzzle(card)
         weak = order_accepted.weak(puzzle, _accepted(card, outcome), card.max_accepted)
         found = [Problem(card.location, said) for said in weak]
@@ -153,33 +150,32 @@ class OrderKind(CardKind):
         )
         return [*found, Problem(card.at("check"), message)]
 
-    def placeholders(self, card: Card) -> set[str]:
+    def placeholders(self, card: OrderCard) -> set[str]:
         return {"orders", *card.cite}
 
-    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+    def cited(self, card: OrderCard, outcome: Outcome) -> dict[str, str]:
         values = super().cited(card, outcome)
         # what the judge accepts, levels included
-        values["orders"] = str(len(_accepted(cast(OrderCard, card), outcome)))
+        values["orders"] = str(len(_accepted(card, outcome)))
         return values
 
-    def torch_answer(self, card: Card, outcome: Outcome) -> str:
+    def torch_answer(self, card: OrderCard, outcome: Outcome) -> str:
         """The accepted orders, each as its lines' numbers from 1 as written."""
         return " / ".join(" ".join(str(i + 1) for i in order) for order in outcome.orders or [])
 
-    def accepted(self, card: Card, outcome: Outcome | None) -> list[str]:
-        card = cast(OrderCard, card)
+    def accepted(self, card: OrderCard, outcome: Outcome | None) -> list[str]:
         return order_accepted.listing(_puzzle(card), _accepted(card, outcome), card.max_accepted)
 
-    def published(self, card: Card, outcome: dict[str, object]) -> dict[str, object]:
+    def published(self, card: OrderCard, outcome: dict[str, object]) -> dict[str, object]:
         """With before-pairs that allow exactly the accepted orders, those pairs instead of the list."""
         orders = cast("list[list[int]] | None", outcome.get("orders"))
-        before = partial_order(orders or [], len(cast(OrderCard, card).lines))
+        before = partial_order(orders or [], len(card.lines))
         if before is None:
             return outcome
         return {**{k: v for k, v in outcome.items() if k != "orders"}, "before": [list(p) for p in before]}
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
-        card = cast(OrderCard, vc.card)
+        card = self.card_of(vc)
         view.prompt_html = markdown(card.ask)
         pieces = [(i, _shown(s)) for i, s in enumerate(card.lines)]
         pieces += [(-1 - k, _shown(s)) for k, s in enumerate(card.distractors)]
@@ -219,7 +215,7 @@ class OrderKind(CardKind):
     lms_question = lms_question  # (order_answer.py: the module is at its size limit)
 
     def note_fields(self, vc: VerifiedCard, view: CardView) -> dict[str, str]:
-        card = cast(OrderCard, vc.card)
+        card = self.card_of(vc)
         lines = "".join(
             f'<li data-item="{k}"><span class="qg-line-label">{item.label}</span>{item.html}</li>'
             for k, item in enumerate(view.items)
@@ -232,8 +228,8 @@ class OrderKind(CardKind):
             "Solution": highlight(solution) if solution else "",
         }
 
-    def setup_shown(self, card: Card) -> list[Snippet]:
-        setup = cast(OrderCard, card).setup
+    def setup_shown(self, card: OrderCard) -> list[Snippet]:
+        setup = card.setup
         return [setup] if setup else []
 
 

@@ -92,7 +92,7 @@ def _answer_problem(value: JSON, raises: bool) -> str | None:
     return None
 
 
-class ValueKind(CardKind):
+class ValueKind(CardKind[ValueCard]):
     name = "value"
     title = "What does it give?"
     anki_model_id = 1700983602
@@ -138,8 +138,7 @@ class ValueKind(CardKind):
         card.answers = reader.answers
         return card
 
-    def job(self, deck: Deck, card: Card) -> Job | None:
-        card = cast(ValueCard, card)
+    def job(self, deck: Deck, card: ValueCard) -> Job | None:
         if card.code is None:
             return None
         return {
@@ -150,12 +149,10 @@ class ValueKind(CardKind):
             "expr": card.answer_expr.to_job() if card.answer_expr else None,
         }
 
-    def further_jobs(self, deck: Deck, card: Card) -> dict[str, Job]:
-        card = cast(ValueCard, card)
+    def further_jobs(self, deck: Deck, card: ValueCard) -> dict[str, Job]:
         return variants.jobs(cast(RunJob | None, self.job(deck, card)), card.variants)
 
-    def verify(self, card: Card, outcome: Outcome) -> list[Problem]:
-        card = cast(ValueCard, card)
+    def verify(self, card: ValueCard, outcome: Outcome) -> list[Problem]:
         main = _answer_problems(card, outcome)
         if outcome.value is None or (main and outcome.value["type"] == "exception"):
             return (
@@ -163,25 +160,24 @@ class ValueKind(CardKind):
             )
         return [*main, *variants.problems(card.variants, outcome, card.tolerance)]
 
-    def placeholders(self, card: Card) -> set[str]:
+    def placeholders(self, card: ValueCard) -> set[str]:
         return {"answer", *super().placeholders(card)}
 
-    def cited(self, card: Card, outcome: Outcome) -> dict[str, str]:
+    def cited(self, card: ValueCard, outcome: Outcome) -> dict[str, str]:
         values = super().cited(card, outcome)
         if outcome.value is not None:
             values["answer"] = answers.show(outcome.value)
         return values
 
-    def torch_agrees(self, card: Card, other: str, outcome: Outcome) -> bool:
+    def torch_agrees(self, card: ValueCard, other: str, outcome: Outcome) -> bool:
         """Equal as a learner's typed answer is judged: within the card's tolerance (float noise of
         another torch's kernels is no change of behaviour)."""
         if outcome.value is None:
             return super().torch_agrees(card, other, outcome)
-        tolerance = cast(ValueCard, card).tolerance
+        tolerance = card.tolerance
         return other == answers.show(outcome.value) or typed.judge(other, outcome.value, tolerance)[0]
 
-    def warnings(self, card: Card, outcome: Outcome) -> list[Problem]:
-        card = cast(ValueCard, card)
+    def warnings(self, card: ValueCard, outcome: Outcome) -> list[Problem]:
         shown = answers.show(outcome.value) if outcome.value else ""
         found = variants.noise_warnings(card.variants, outcome)
         if outcome.value and (noisy := variants.noise_of(outcome.value)):
@@ -195,7 +191,7 @@ class ValueKind(CardKind):
         return found
 
     def view(self, vc: VerifiedCard, view: CardView) -> None:
-        card = cast(ValueCard, vc.card)
+        card = self.card_of(vc)
         view.prompt_html = markdown(card.ask)
         view.code = card.code.code if card.code else ""
         answer: Answer = vc.answer or {"type": "none", "value": None, "display": "None"}
