@@ -7,7 +7,12 @@ A missing tool skips here and fails in CI."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import itertools
 import logging
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +98,35 @@ def qti_item(document: bytes) -> Any:
     return doc.root
 
 
+def qti_answered(document: bytes, response: str | list[str]) -> tuple[float, list[str]]:
+    """An answer to the item as pyslet's QTI 2.1 run-time processes it (one attempt of a non-adaptive
+    item: outcomes reset, the item's responseProcessing run): its SCORE, and the text of each modalFeedback
+    shown then (showHide="show" and its outcome holding its identifier), in the item's order."""
+    from pyslet.qtiv2 import core, variables
+
+    item = qti_item(document)
+    state = variables.ItemSessionState(item)
+    state.begin_session()  # (not begin_attempt: it also renders the item, which pyslet cannot for orders)
+    state["RESPONSE"].set_value(response)
+    with warnings.catch_warnings():  # pyslet's processing calls its own deprecated names
+        warnings.simplefilter("ignore", DeprecationWarning)
+        state.end_attempt()
+    shown = []
+    for feedback in item.QTIModalFeedback:
+        value = state[feedback.outcomeIdentifier].value
+        held = (
+            feedback.identifier in value if isinstance(value, (list, dict)) else feedback.identifier == value
+        )
+        if held == (feedback.showHide == core.ShowHide.show):
+            shown.append(" ".join("".join(_texts(feedback)).split()))
+    return float(state["SCORE"].value), shown
+
+
+def _texts(node: Any) -> list[str]:
+    """The text inside a pyslet element."""
+    return [c if isinstance(c, str) else "".join(_texts(c)) for c in node.get_children()]
+
+
 def qti_item_fails(document: bytes) -> bool:
     """Whether pyslet rejects the item (for the tests showing that the check can fail)."""
     try:
@@ -100,6 +134,45 @@ def qti_item_fails(document: bytes) -> bool:
     except Exception:  # pyslet's own errors, or the assertion above
         return True
     return False
+
+
+def moodle_ordering_fraction(gradingtype: str, placed: list[int]) -> float:
+    """The fraction of its mark Moodle's ordering question gives a response, as qtype_ordering's grading
+    types are documented (its lang strings, gradingtype_help): `placed` holds, for each position, the place
+    in the correct order of the item the learner put there. All or nothing: 1 when every item is in its
+    place, else 0; absolute position: the share of items in their place; relative to the next item
+    (excluding last): the share of the items but the last followed by the item that follows them."""
+    n = len(placed)
+    if gradingtype == "ALL_OR_NOTHING":
+        return float(placed == list(range(n)))
+    if gradingtype == "ABSOLUTE_POSITION":
+        return sum(p == i for i, p in enumerate(placed)) / n
+    if gradingtype == "RELATIVE_NEXT_EXCLUDE_LAST":
+        return sum(b == a + 1 for a, b in itertools.pairwise(placed)) / (n - 1)
+    raise ValueError(gradingtype)
+
+
+_SRC = re.compile(r'<img [^>]*?src="([^"]*)"')
+
+
+def _images(node: Any) -> list[str]:
+    """What is wrong with the images a text element (<questiontext>, <feedback>, ...) shows: each must be
+    one of its own <file>s, valid base64."""
+    files = {f.get("name"): f for f in node.findall("file")}
+    problems = []
+    for src in _SRC.findall(node.findtext("text") or ""):
+        name = src.removeprefix("@@PLUGINFILE@@/")
+        file = files.get(name) if src.startswith("@@PLUGINFILE@@/") else None
+        if file is None:
+            problems.append(f"<{node.tag}> shows {src!r}, not one of its files")
+            continue
+        try:
+            base64.b64decode(file.text or "", validate=True)
+        except binascii.Error:
+            problems.append(f"<{node.tag}> file {name!r} is not base64")
+        if file.get("encoding") != "base64":
+            problems.append(f"<{node.tag}> file {name!r} encoding {file.get('encoding')!r}")
+    return problems
 
 
 FORMATS = {"html", "plain_text", "moodle_auto_format", "markdown", "wiki_like"}  # qformat_xml::trans_format
@@ -118,7 +191,9 @@ def read_moodle_strictly(path: Path) -> list[str]:
     without a name ('xmlimportnoname'); a format it does not know (it assumes html); a true/false answer
     other than the words true and false (it falls back to their order and warns); a question no answer of
     which earns full marks; a numerical answer or tolerance that is not a number; an ordering option it
-    does not know. Returns those problems, one line each."""
+    does not know; an image a text shows that is not one of that text's own files (import_files: the
+    <file> elements beside its <text>, base64, named by @@PLUGINFILE@@/name) and so a broken link.
+    Returns those problems, one line each."""
     import xml.etree.ElementTree as ET
 
     root = ET.parse(path).getroot()
@@ -127,6 +202,9 @@ def read_moodle_strictly(path: Path) -> list[str]:
         kind = q.get("type") or ""
         where = f"question {n} ({kind})"
         problems += [f"{where}: <{t.tag}> holds elements" for t in q.iter("text") if len(t)]
+        problems += [
+            f"{where}: {p}" for node in q.iter() if node.find("text") is not None for p in _images(node)
+        ]
         problems += [
             f"{where}: format {node.get('format')!r}"
             for node in q.iter()

@@ -7,6 +7,9 @@ XML read as Moodle's importer reads it (tests/lms_schemas.py). Same bytes twice.
 
 from __future__ import annotations
 
+import base64
+import itertools
+import re
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
@@ -15,8 +18,10 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from quizgen.kinds.order.answer import judge_typed
 from quizgen.render.base import Project
 from quizgen.render.lms import moodle, qti
+from quizgen.render.present import deck_views
 from quizgen.render.stage import Stage
 
 from . import lms_schemas
@@ -28,7 +33,7 @@ deck: Lists
 cards:
   - id: order-one-way
     kind: order
-    ask: Build the list `[1, 2, 3]`.
+    ask: 'Build the list `[1, 2, 3]`: ![three boxes](img/list.png)'
     setup: |
       xs = []
     lines:
@@ -37,8 +42,11 @@ cards:
       - xs.append(3)
     check: |
       assert xs == [1, 2, 3]
-    explain: 'Each append goes last: \\(x_1 < x_2\\) & so on.'
+    explain: 'Each append goes last: \\(x_1 < x_2\\) & so on. ![the list](img/after.svg)'
 """
+PNG = b"\x89PNG\r\n\x1a\n three boxes"
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>'
+
 QTI = "{http://www.imsglobal.org/xsd/imsqti_v2p1}"
 CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
 
@@ -47,6 +55,9 @@ CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
 def bank_build(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> pipeline.Report:
     files = {"sample.yaml": SAMPLE_DECK, "choice.yaml": CHOICE_DECK, "lists.yaml": ONE_WAY}
     root = write_project(tmp_path_factory.mktemp("bank"), files)
+    (root / "cards" / "img").mkdir()
+    (root / "cards" / "img" / "list.png").write_bytes(PNG)
+    (root / "cards" / "img" / "after.svg").write_bytes(SVG)
     (root / "quizgen.toml").write_text("[export]\nqti = true\nmoodle = true\n")
     report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", pool=pool))
     report.root = root  # type: ignore[attr-defined]
@@ -116,10 +127,12 @@ def read_qti(path: Path) -> dict[str, ET.Element]:
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         manifest = ET.fromstring(zf.read("imsmanifest.xml"))
-        items = {n: ET.fromstring(zf.read(n)) for n in names if n != "imsmanifest.xml"}
+        items = {n: ET.fromstring(zf.read(n)) for n in names if n != "imsmanifest.xml" and "/" not in n}
     assert names == sorted(names)
     resources = manifest.findall(f"{CP}resources/{CP}resource")
     assert sorted(r.get("href") or "" for r in resources) == sorted(items)
+    listed = {f.get("href") for r in resources for f in r.findall(f"{CP}file")}
+    assert listed == set(names) - {"imsmanifest.xml"}  # the items and the images they show
     assert {r.get("type") for r in resources} == {"imsqti_item_xmlv2p1"}
     assert {item.tag for item in items.values()} == {f"{QTI}assessmentItem"}
     return {item.get("identifier") or "": item for item in items.values()}
@@ -188,6 +201,15 @@ def qti_files(report: pipeline.Report) -> dict[str, bytes]:
     return found
 
 
+def qti_items(report: pipeline.Report) -> dict[str, bytes]:
+    """Every item of every QTI package, by package and name."""
+    return {
+        k: v
+        for k, v in qti_files(report).items()
+        if "/media/" not in k and not k.endswith("/imsmanifest.xml")
+    }
+
+
 def test_qti_manifests_are_valid_against_the_ims_content_packaging_xsd(bank_build: pipeline.Report) -> None:
     schema = lms_schemas.xsd(lms_schemas.SCORM_2004)
     manifests = {k: v for k, v in qti_files(bank_build).items() if k.endswith("/imsmanifest.xml")}
@@ -200,7 +222,7 @@ def test_qti_manifests_are_valid_against_the_ims_content_packaging_xsd(bank_buil
 
 
 def test_qti_items_are_read_by_a_qti_2_1_implementation(bank_build: pipeline.Report) -> None:
-    items = {k: v for k, v in qti_files(bank_build).items() if not k.endswith("/imsmanifest.xml")}
+    items = qti_items(bank_build)
     assert len(items) == 6
     for text in items.values():
         lms_schemas.qti_item(text)  # raises, or fails on what pyslet logs, where QTI 2.1 has no place
@@ -220,7 +242,7 @@ def test_qti_items_show_the_explanation_after_any_answer(bank_build: pipeline.Re
     [always] = [s for s in processing.findall(f"{QTI}setOutcomeValue") if s.get("identifier") == "FEEDBACK"]
     assert always.findtext(f"{QTI}baseValue") == shown  # outside the condition: whatever the answer
     text = "".join(feedback.itertext())
-    assert text.startswith("Each append goes last: ") and text.endswith(" & so on.\n")
+    assert text.startswith("Each append goes last: ") and text.endswith(" & so on. \n")
     math = "{http://www.w3.org/1998/Math/MathML}"
     assert [n.tag for n in feedback.iter() if n.tag.startswith(math)][:3] == [
         f"{math}math",
@@ -238,11 +260,70 @@ def test_moodle_xml_is_what_moodles_importer_reads(bank_build: pipeline.Report, 
     files = sorted((out(bank_build) / "moodle").glob("*.xml"))
     assert {f.name: lms_schemas.read_moodle_strictly(f) for f in files} == {f.name: [] for f in files}
     [(_, _, fields)] = read_moodle(out(bank_build) / "moodle" / "lists.xml").values()
-    assert fields["generalfeedback"] == (
-        '<p>Each append goes last: <span class="math">\\(x_1 &lt; x_2\\)</span> &amp; so on.</p>\n'
+    assert fields["generalfeedback"].startswith(
+        '<p>Each append goes last: <span class="math">\\(x_1 &lt; x_2\\)</span> &amp; so on. <img '
     )  # HTML as text: Moodle's MathJax filter reads the TeX
     broken = tmp_path / "broken.xml"
     broken.write_bytes(
         (out(bank_build) / "moodle" / "lists.xml").read_bytes().replace(b"VERTICAL", b"UPRIGHT")
     )
     assert lms_schemas.read_moodle_strictly(broken) == ["question 1 (ordering): layouttype 'UPRIGHT'"]
+
+
+def test_qti_packages_carry_the_images_their_items_show(bank_build: pipeline.Report) -> None:
+    package = out(bank_build) / "qti" / "lists.zip"
+    [ordering] = read_qti(package).values()  # (checks the manifest lists every file of the package)
+    shown = [img.get("src") or "" for img in ordering.iter(f"{QTI}img")]
+    assert [src.split("/")[0] for src in shown] == ["media", "media"]  # the question's, the explanation's
+    assert [img.get("alt") for img in ordering.iter(f"{QTI}img")] == ["three boxes", "the list"]
+    with zipfile.ZipFile(package) as zf:
+        assert [zf.read(src) for src in shown] == [PNG, SVG]
+        manifest = ET.fromstring(zf.read("imsmanifest.xml"))
+    [resource] = manifest.findall(f"{CP}resources/{CP}resource")
+    assert [f.get("href") for f in resource.findall(f"{CP}file")] == ["order-one-way.xml", *sorted(shown)]
+    assert {k for k in qti_files(bank_build) if "/media/" in k} == {f"lists.zip/{src}" for src in shown}
+
+
+def test_moodle_xml_carries_the_images_its_questions_show(
+    bank_build: pipeline.Report, tmp_path: Path
+) -> None:
+    written = out(bank_build) / "moodle" / "lists.xml"
+    [_, question] = ET.parse(written).getroot().findall("question")  # the category, the puzzle
+    names = []
+    for tag, data in [("questiontext", PNG), ("generalfeedback", SVG)]:
+        node = question.find(tag)
+        assert node is not None
+        [file] = node.findall("file")
+        assert (file.get("path"), file.get("encoding")) == ("/", "base64")
+        assert base64.b64decode(file.text or "", validate=True) == data
+        names.append(file.get("name"))
+        assert f'src="@@PLUGINFILE@@/{names[-1]}"' in (node.findtext("text") or "")
+    assert lms_schemas.read_moodle_strictly(written) == []
+    broken = tmp_path / "broken.xml"  # the check can fail: the same texts without their files
+    broken.write_text(re.sub(r"<file [^>]*>[^<]*</file>", "", written.read_text(encoding="utf-8")))
+    assert lms_schemas.read_moodle_strictly(broken) == [
+        f"question 1 (ordering): <{tag}> shows '@@PLUGINFILE@@/{name}', not one of its files"
+        for tag, name in zip(["questiontext", "generalfeedback"], names, strict=True)
+    ]
+
+
+def test_qti_wrong_choices_show_the_misconception_they_stand_for(bank_build: pipeline.Report) -> None:
+    [text] = [v for k, v in qti_items(bank_build).items() if k.startswith("variants-choice.zip/")]
+    answered = [lms_schemas.qti_answered(text, f"C{n}") for n in range(len(FEEDBACK))]
+    assert answered == [
+        (1.0 if n == 0 else 0.0, [f"{f[:1].upper()}{f[1:]}."] if f else []) for n, f in enumerate(FEEDBACK)
+    ]  # as Moodle shows each answer's feedback, and nothing for the right one (the card has no explanation)
+
+
+def test_order_puzzles_are_all_or_nothing_as_the_quiz_judges_them(bank_build: pipeline.Report) -> None:
+    [view] = deck_views(next(vd for vd in bank_build.decks if vd.deck.name == "Lists"))
+    labels, lines = view.judge["labels"], view.judge["items"]
+    assert isinstance(labels, list) and isinstance(lines, list)
+    [(_, _, fields)] = read_moodle(out(bank_build) / "moodle" / "lists.xml").values()
+    [item] = [v for k, v in qti_items(bank_build).items() if k.startswith("lists.zip/")]
+    for placed in itertools.permutations(range(3)):  # each order a learner can give, by line
+        quiz = judge_typed(view.judge, " ".join(str(labels[lines.index(line)]) for line in placed))
+        moodle_grade = lms_schemas.moodle_ordering_fraction(fields["gradingtype"], list(placed))
+        qti_score, _ = lms_schemas.qti_answered(item, [f"L{line}" for line in placed])
+        assert (moodle_grade, qti_score) == (float(quiz), float(quiz)), placed
+    assert lms_schemas.moodle_ordering_fraction("ABSOLUTE_POSITION", [0, 2, 1]) == 1 / 3  # Moodle's default

@@ -16,8 +16,11 @@ from pathlib import Path
 
 from quizgen import kinds
 from quizgen.cards.model import VerifiedDeck
+from quizgen.constants import MAX_IMAGE_BYTES
+from quizgen.project import files
 from quizgen.render.base import Project, Rendered
 from quizgen.render.lms.question import Question
+from quizgen.render.markup import rewrite_images
 from quizgen.render.present import deck_views
 from quizgen.render.quiz import slugify
 from quizgen.render.stage import Stage
@@ -43,8 +46,22 @@ def question(view: CardView) -> Question | None:
     """The card as a question an LMS grades, or None when it cannot."""
     text = view.prompt_html + (f"<pre><code>{html.escape(view.code)}</code></pre>" if view.code else "")
     return kinds.get(view.kind).lms_question(
-        view, Question(view.id, "", _title(view), text, view.explain_html)
+        view, Question(view.id, "", _title(view), text, view.explain_html, media=view.media)
     )
+
+
+def images(text_html: str, q: Question, src: Callable[[str], str]) -> tuple[str, dict[str, bytes]]:
+    """The HTML with each of the card's images named `src(name)` (where the export puts it), and those
+    images' bytes by name (for the export to package)."""
+    found: dict[str, bytes] = {}
+
+    def place(name: str) -> str | None:
+        if name not in q.media:  # a remote image is a link already; nothing else names a file
+            return None
+        found[name] = files.read_bytes(q.media[name], MAX_IMAGE_BYTES, follow=True)
+        return src(name)
+
+    return rewrite_images(text_html, place), found
 
 
 def _title(view: CardView) -> str:

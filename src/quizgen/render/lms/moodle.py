@@ -2,10 +2,12 @@
 file per deck, its questions in a category named for the deck (quizgen.toml's [export] moodle).
 
 Moodle imports it under Question bank → Import → Moodle XML format. An order puzzle is an `ordering`
-question (standard from Moodle 4.4, a plugin before); the rest are Moodle's core types."""
+question (standard from Moodle 4.4, a plugin before), all or nothing as the quiz judges it; the rest are
+Moodle's core types. A card's images travel inside the file, each a base64 `<file>` of the text showing it."""
 
 from __future__ import annotations
 
+import base64
 import xml.etree.ElementTree as ET
 from html import escape
 from pathlib import Path
@@ -23,6 +25,7 @@ TYPES = {
     "short": "shortanswer",
     "ordering": "ordering",
 }
+PLUGINFILE = "@@PLUGINFILE@@"  # how a Moodle text names a file of its own
 
 
 def _text(parent: ET.Element, tag: str, value: str, html: bool = False) -> ET.Element:
@@ -30,6 +33,16 @@ def _text(parent: ET.Element, tag: str, value: str, html: bool = False) -> ET.El
     node = ET.SubElement(parent, tag, {"format": "html"} if html else {})
     ET.SubElement(node, "text").text = value
     return node
+
+
+def _shown(parent: ET.Element, tag: str, q: Question, value: str) -> None:
+    """`<tag format="html">` holding the card's HTML, each image it shows as a `<file>` of that text (Moodle
+    keeps a text's files with it) that the HTML names `@@PLUGINFILE@@/name`."""
+    value, shown = items.images(value, q, lambda name: f"{PLUGINFILE}/{name}")
+    node = _text(parent, tag, value, html=True)
+    for name, data in sorted(shown.items()):
+        file = ET.SubElement(node, "file", {"name": name, "path": "/", "encoding": "base64"})
+        file.text = base64.b64encode(data).decode("ascii")
 
 
 def _answer(
@@ -45,8 +58,8 @@ def question_xml(q: Question) -> ET.Element:
     """One `<question>` element."""
     node = ET.Element("question", {"type": TYPES[q.type]})
     _text(node, "name", q.title)
-    _text(node, "questiontext", q.text_html, html=True)
-    _text(node, "generalfeedback", q.explain_html, html=True)
+    _shown(node, "questiontext", q, q.text_html)
+    _shown(node, "generalfeedback", q, q.explain_html)
     ET.SubElement(node, "defaultgrade").text = "1"
     ET.SubElement(node, "penalty").text = "0"
     ET.SubElement(node, "hidden").text = "0"
@@ -59,8 +72,7 @@ def question_xml(q: Question) -> ET.Element:
         ET.SubElement(node, "shuffleanswers").text = "true"
         ET.SubElement(node, "answernumbering").text = "abc"
         for choice in q.choices:
-            feedback = f"{choice.feedback[:1].upper()}{choice.feedback[1:]}." if choice.feedback else ""
-            _answer(node, choice.text, "100" if choice.right else "0", feedback)
+            _answer(node, choice.text, "100" if choice.right else "0", escape(choice.feedback_sentence))
     elif q.type == "numerical":
         ET.SubElement(_answer(node, q.answer, "100"), "tolerance").text = repr(q.tolerance)
     elif q.type == "short":
@@ -69,7 +81,7 @@ def question_xml(q: Question) -> ET.Element:
     else:
         for tag, value in [("layouttype", "VERTICAL"), ("selecttype", "ALL"), ("selectcount", "0")]:
             ET.SubElement(node, tag).text = value
-        ET.SubElement(node, "gradingtype").text = "ABSOLUTE_POSITION"
+        ET.SubElement(node, "gradingtype").text = "ALL_OR_NOTHING"  # as the quiz judges: no part marks
         ET.SubElement(node, "showgrading").text = "SHOW"
         for line in q.order:  # in the accepted order: Moodle shuffles them for the learner
             _answer(node, f"<pre>{escape(line)}</pre>", "1", html=True)

@@ -1,12 +1,14 @@
 """`build/qti/<deck>.zip`: the cards an LMS can grade itself (render/lms/items.py) as a QTI 2.1 content
 package, one assessmentItem per card (its explanation a modalFeedback shown after any answer, its math
-MathML) and a manifest listing them (quizgen.toml's [export] qti), for the LMSs that import QTI 2.1
-(Blackboard, Canvas's New Quizzes, ...). Same bytes for the same cards: entries sorted and dated 1980
-(render/zipped.py)."""
+MathML; a wrong choice's misconception a modalFeedback shown when it is picked), the cards' images in
+media/, and a manifest listing each item with the images it shows (quizgen.toml's [export] qti), for the
+LMSs that import QTI 2.1 (Blackboard, Canvas's New Quizzes, ...). Same bytes for the same cards: entries
+sorted and dated 1980 (render/zipped.py)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -23,6 +25,8 @@ XSI = "http://www.w3.org/2001/XMLSchema-instance"
 MATHML = "http://www.w3.org/1998/Math/MathML"  # QTI 2.1 items hold math as MathML in its own namespace
 SCHEMA = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1.xsd"
 EXPLAIN = "EXPLAIN"  # the modalFeedback showing the card's explanation, whatever the answer
+CHOSEN = "CHOSEN"  # the choice picked: a wrong one's modalFeedback names its misconception
+MEDIA = "media"  # the package's folder of the cards' images
 _VOID = {"br", "hr", "img", "col"}
 _KEPT = {"class", "href", "src", "alt"}  # attributes of the cards' HTML that QTI's XHTML subset has
 
@@ -90,10 +94,16 @@ def _declare(item: ET.Element, q: Question) -> ET.Element:
         _value(correct, "C0")  # the right choice is listed first
     outcome = {"identifier": "SCORE", "cardinality": "single", "baseType": "float"}
     _value(ET.SubElement(ET.SubElement(item, _q("outcomeDeclaration"), outcome), _q("defaultValue")), "0")
-    if q.explain_html:
-        feedback = {"identifier": "FEEDBACK", "cardinality": "single", "baseType": "identifier"}
-        ET.SubElement(item, _q("outcomeDeclaration"), feedback)
+    for name, used in (("FEEDBACK", bool(q.explain_html)), (CHOSEN, _told(q) != [])):
+        if used:
+            feedback = {"identifier": name, "cardinality": "single", "baseType": "identifier"}
+            ET.SubElement(item, _q("outcomeDeclaration"), feedback)
     return declared
+
+
+def _told(q: Question) -> list[tuple[str, str]]:
+    """(identifier, feedback) of each choice with feedback: the misconception a wrong choice stands for."""
+    return [(f"C{n}", c.feedback_sentence) for n, c in enumerate(q.choices) if c.feedback_sentence]
 
 
 def _interaction(body: ET.Element, q: Question) -> None:
@@ -121,8 +131,9 @@ def _set(parent: ET.Element, outcome: str, base: str, value: str) -> None:
 
 def _processing(item: ET.Element, q: Question) -> None:
     """SCORE 1 for the answer the quiz would accept (the right choice or order; a number within the
-    card's tolerance; text regardless of case), then the explanation shown whatever the answer (written
-    out rather than QTI's match_correct template, which sets SCORE alone)."""
+    card's tolerance; text regardless of case), then the explanation shown whatever the answer and the
+    choice picked, for its own feedback (written out rather than QTI's match_correct template, which sets
+    SCORE alone)."""
     processing = ET.SubElement(item, _q("responseProcessing"))
     found = ET.SubElement(ET.SubElement(processing, _q("responseCondition")), _q("responseIf"))
     if q.type == "numerical":
@@ -137,10 +148,15 @@ def _processing(item: ET.Element, q: Question) -> None:
     _set(found, "SCORE", "float", "1")
     if q.explain_html:
         _set(processing, "FEEDBACK", "identifier", EXPLAIN)
+    if _told(q):
+        chosen = ET.SubElement(processing, _q("setOutcomeValue"), {"identifier": CHOSEN})
+        ET.SubElement(chosen, _q("variable"), {"identifier": "RESPONSE"})
 
 
-def item_xml(q: Question) -> bytes:
-    """One assessmentItem."""
+def item_xml(q: Question) -> tuple[bytes, dict[str, bytes]]:
+    """One assessmentItem, and the images it shows by their path in the package (which the item names)."""
+    text, shown = items.images(q.text_html, q, lambda name: f"{MEDIA}/{name}")
+    explain, explained = items.images(q.explain_html, q, lambda name: f"{MEDIA}/{name}")
     attributes = {
         "identifier": identifier(q),
         "title": q.title,
@@ -151,15 +167,16 @@ def item_xml(q: Question) -> bytes:
     item.set(f"{{{XSI}}}schemaLocation", f"{QTI} {SCHEMA}")
     _declare(item, q)
     body = ET.SubElement(item, _q("itemBody"))
-    _html(body, render_math(q.text_html))
+    _html(body, render_math(text))
     _interaction(body, q)
     _processing(item, q)
-    if q.explain_html:
-        attributes = {"outcomeIdentifier": "FEEDBACK", "identifier": EXPLAIN, "showHide": "show"}
-        _html(ET.SubElement(item, _q("modalFeedback"), attributes), render_math(q.explain_html))
-    return zipped.xml(
-        item, {"": QTI, "xsi": XSI, "m": MATHML}, indent=False
-    )  # (indenting would change <pre>'s text)
+    feedback = [(CHOSEN, choice, f"<p>{escape(told)}</p>") for choice, told in _told(q)]
+    for outcome, shown_for, content in [*feedback, ("FEEDBACK", EXPLAIN, render_math(explain))]:
+        if content:
+            attributes = {"outcomeIdentifier": outcome, "identifier": shown_for, "showHide": "show"}
+            _html(ET.SubElement(item, _q("modalFeedback"), attributes), content)
+    written = zipped.xml(item, {"": QTI, "xsi": XSI, "m": MATHML}, indent=False)  # (indenting: <pre>'s text)
+    return written, {f"{MEDIA}/{name}": data for name, data in (shown | explained).items()}
 
 
 def identifier(q: Question) -> str:
@@ -167,15 +184,17 @@ def identifier(q: Question) -> str:
     return f"card-{q.id}"
 
 
-def manifest(slug: str, found: list[Question]) -> bytes:
-    """The package's imsmanifest.xml: one resource per item."""
+def manifest(slug: str, found: dict[str, list[str]]) -> bytes:
+    """The package's imsmanifest.xml: one resource per item (by card id), its files the item and the
+    images it shows."""
     root = ET.Element(f"{{{CP}}}manifest", {"identifier": f"quizgen-{slug}"})
     ET.SubElement(root, f"{{{CP}}}organizations")
     resources = ET.SubElement(root, f"{{{CP}}}resources")
-    for q in found:
-        attributes = {"identifier": f"item-{q.id}", "type": "imsqti_item_xmlv2p1", "href": f"{q.id}.xml"}
+    for card, images in found.items():
+        attributes = {"identifier": f"item-{card}", "type": "imsqti_item_xmlv2p1", "href": f"{card}.xml"}
         resource = ET.SubElement(resources, f"{{{CP}}}resource", attributes)
-        ET.SubElement(resource, f"{{{CP}}}file", {"href": f"{q.id}.xml"})
+        for href in [f"{card}.xml", *sorted(images)]:
+            ET.SubElement(resource, f"{{{CP}}}file", {"href": href})
     return zipped.xml(root, {"": CP})
 
 
@@ -189,6 +208,11 @@ class QtiBank:
 
 
 def _write(folder: Path, slug: str, deck: str, found: list[Question]) -> None:
-    contents = {f"{q.id}.xml": item_xml(q) for q in found}
-    contents["imsmanifest.xml"] = manifest(slug, found)
+    contents: dict[str, bytes] = {}
+    listed: dict[str, list[str]] = {}
+    for q in found:
+        contents[f"{q.id}.xml"], images = item_xml(q)
+        contents |= images  # an image two cards show is one file
+        listed[q.id] = list(images)
+    contents["imsmanifest.xml"] = manifest(slug, listed)
     zipped.write(folder / f"{slug}.zip", contents)
