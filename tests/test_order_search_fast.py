@@ -169,10 +169,10 @@ def test_commuting_lines_merge_and_agree(monkeypatch: pytest.MonkeyPatch) -> Non
     step = Runs.step
 
     def counted(
-        self: Runs, ns: dict[str, object], chunk: tuple[int, ...], numbered: bool = True
+        self: Runs, ns: dict[str, object], chunk: tuple[int, ...], numbered: bool = True, traced: bool = False
     ) -> BaseException | None:
         ran["steps"] += 1
-        return step(self, ns, chunk, numbered)
+        return step(self, ns, chunk, numbered, traced)
 
     monkeypatch.setattr(Runs, "step", counted)
     lines = ["a.add_(1)", "a.mul_(2)", "b.add_(1)", "b.mul_(2)", "c.add_(1)", "c.mul_(2)"]
@@ -182,6 +182,36 @@ def test_commuting_lines_merge_and_agree(monkeypatch: pytest.MonkeyPatch) -> Non
     plain, _ = search(puzzle, fast=False)
     assert fast == plain and len(fast["orders"]) == 360
     assert 0 < fast_steps * 3 < ran["steps"]
+
+
+def test_a_block_that_leaves_the_state_as_it_was_shares_the_runs_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`opt.zero_grad()` before any backward changes nothing: the candidates that begin with it go on
+    from the start itself, so the loop after it is the loop the start runs anyway, run once (before,
+    once from the start and once more from the equal state after `zero_grad()`)."""
+    from quizgen.execution.worker.order_search.program import program_of
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    ran: list[tuple[int, ...]] = []
+    run = Tree._run
+
+    def counted(self: Tree, step: tuple[int, ...], **traced: bool) -> BaseException | None:
+        ran.append(step)
+        return run(self, step, **traced)
+
+    monkeypatch.setattr(Tree, "_run", counted)
+    lines = ["opt.zero_grad()", "for _ in range(2):", "(w * w).sum().backward()", "opt.step()"]
+    # (setup calls zero_grad() once: torch 2 sets an attribute of the optimizer on the first call)
+    setup = "w = torch.nn.Parameter(torch.ones(2))\nopt = torch.optim.SGD([w], lr=0.1)\nopt.zero_grad()\n"
+    check = "assert torch.allclose(w, torch.full((2,), 0.44))\n"
+    puzzle = job(setup, lines, check, levels=[0, 0, 1, 1])
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    assert fast["orders"] == [[0, 1, 2, 3], [1, 2, 3, 0]]
+    program = program_of(puzzle)
+    loop = program.same_code((1, 2, 3))
+    assert [program.same_code(step) for step in ran].count(loop) == 1
 
 
 # -- the shipped deck: same answers, and no order search reported as changing shared state -------------

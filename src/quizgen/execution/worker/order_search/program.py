@@ -255,6 +255,7 @@ class Orders:
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
         self._completions: dict[int, int] = {}
         self._counts: dict[int, int] = {}  # count(limit) by limit
+        self._fitting: dict[tuple[tuple[int, ...], int, int], tuple[int, ...] | None] = {}
 
     def completions(self, placed: int) -> int:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
@@ -290,6 +291,7 @@ class Orders:
             return
 
         origin = program.origin
+        fitting = self._fitting  # (program.fits, asked again and again by every mask)
 
         def grow(chunk: list[int], mask: int, stack: tuple[int, ...]) -> Iterator[tuple[Chunk, int]]:
             last = shape(program.codes[chunk[-1]])
@@ -298,7 +300,8 @@ class Orders:
             for b in self.choices:
                 if mask >> origin(b) & 1:
                     continue
-                after = program.fits(stack, chunk[-1], b)
+                key = (stack, chunk[-1], b)
+                after = fitting[key] if key in fitting else fitting.setdefault(key, program.fits(*key))
                 if after is not None and (program.levels[b] > 0 or self.ready(b, mask)):
                     chunk.append(b)
                     yield from grow(chunk, mask | 1 << origin(b), after)

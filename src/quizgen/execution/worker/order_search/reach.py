@@ -35,7 +35,11 @@ class Tracer:
         self.lines: set[int] = set()
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
-        return self._line if frame.f_code in self.codes else None
+        if frame.f_code not in self.codes:
+            return None
+        if len(self.codes) == 1:  # no nested code to trace: every other frame's call (torch's) goes
+            sys.settrace(getattr)  # to a function of C, getattr(frame, "call", None): None, untraced
+        return self._line
 
     def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
         if event == "line":
@@ -43,7 +47,7 @@ class Tracer:
         return self._line
 
     def installed(self) -> bool:
-        return sys.gettrace() is self
+        return sys.gettrace() in (self, getattr)
 
     @staticmethod
     def usable() -> bool:

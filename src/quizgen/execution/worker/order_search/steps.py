@@ -80,16 +80,18 @@ class Runs:
                 node.end_col_offset = max(node.end_col_offset, node.col_offset)
         return compile(tree, self.snippets[0]["path"], "exec", dont_inherit=True)
 
-    def step(self, ns: dict[str, object], step: Chunk, numbered: bool = True) -> BaseException | None:
+    def step(
+        self, ns: dict[str, object], step: Chunk, numbered: bool = True, traced: bool = False
+    ) -> BaseException | None:
         """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
-        statement of several blocks raises, `reached` says which of its lines (block, line) ran.
-        Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
+        statement of several blocks raises, `traced`, `reached` says which of its lines (block, line)
+        ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
         bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
         code = self.code(step) if bare is None else bare
         self.reached = None
         if isinstance(code, SyntaxError):
             return code
-        tracer = Tracer(code) if len(step) > 1 and Tracer.usable() else None
+        tracer = Tracer(code) if traced and len(step) > 1 and Tracer.usable() else None
         if tracer is not None:
             sys.settrace(tracer)
         try:

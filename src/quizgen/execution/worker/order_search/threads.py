@@ -110,3 +110,92 @@ class Node:
 def objects_of(node: Node) -> tuple[dict[str, object], frozenset[str] | None]:
     assert node.objects is not None
     return node.objects[0], node.live
+
+
+FAILED, PASSED = "failed", "passed"  # a Group's outcome, besides the node its step made
+STILL = "still"  # its step left the state as its threads observe it: they went on from the node
+
+
+@dataclass
+class Group:
+    """One step to run from a node's state, for the threads that take it (those whose steps are the same
+    code: one run); once run, its outcome: the node it made, FAILED, PASSED (the check) or STILL."""
+
+    step: Chunk
+    threads: list[Thread]
+    outcome: Node | str | None = None
+
+
+class Groups:
+    """The steps run from one state, in the order they run (order.tree: Tree._expand). A thread that
+    arrives after its step ran (one whose last step left the state as it was) takes the outcome."""
+
+    def __init__(self, same: Callable[[Chunk], Hashable] | None) -> None:
+        self.same = same
+        self.work: list[Group] = []
+        self._index: dict[Hashable, Group] = {}
+
+    def add(self, step: Chunk, thread: Thread) -> Group:
+        """The group the thread joins (a new one, run last, for a step not met yet)."""
+        key = step if self.same is None else self.same(step)
+        group = self._index.get(key)
+        if group is None or group.outcome == STILL:  # (left as it was for those threads, not this one)
+            group = self._index[key] = Group(step, [])
+            self.work.append(group)
+        if group.outcome is None:
+            group.threads.append(thread)
+        return group
+
+    def cheap_first(self) -> None:
+        """Single blocks first: they are cheap, and those that leave the state as it was (a
+        `zero_grad()` with no gradients yet) send their threads on to the steps still to run."""
+        self.work.sort(key=lambda group: len(group.step) != 1)
+
+
+def point(node: Node, repeat: int, orders: Orders) -> frozenset[tuple[int, int]]:
+    """Where the node's threads are: which pass, and which blocks ran in it (only nodes at the same
+    point are compared: elsewhere equal states are too rare to pay for comparing)."""
+    found = set()
+    for t in node.threads:
+        if not t.complete:
+            found.add((0, t.placed))
+            continue
+        m = len(t.chunks)
+        done = t.chunks[: t.ran % m] if t.ran < m * repeat else ()
+        origin = orders.program.origin
+        found.add((1 + t.ran // m, sum(1 << origin(b) for chunk in done for b in chunk)))
+    return frozenset(found)
+
+
+def work(node: Node, spaces: list[Space], repeat: int, split: bool) -> int:
+    """The steps the node's threads still have to run (the check included); `split`: a part of a split
+    search, whose threads stand for their candidates as they are (Space.steps is not used)."""
+    total = 0
+    for t in node.threads:
+        if t.complete:
+            total += len(t.chunks) * repeat + 1 - t.ran
+        else:
+            space = spaces[t.space]
+            left = len(space.orders.blocks) * repeat + 1 - t.ran
+            ahead = space.orders.completions(t.placed) if split else space.programs(t.placed)
+            total += ahead * max(left, 1)
+    return total
+
+
+def live_of(spaces: list[Space], threads: list[Thread], aside: frozenset[str]) -> frozenset[str] | None:
+    """The variables the threads may still read but those set aside (None: any variable)."""
+    found: set[str] = set()
+    for t in threads:
+        liveness = spaces[t.space].liveness
+        live = liveness.of_complete(t.chunks, t.ran) if t.complete else liveness.of_prefix(t.placed)
+        if live is None:
+            return None
+        found |= live
+    return frozenset(found - aside)
+
+
+def weight(spaces: list[Space], thread: Thread) -> int:
+    """The candidates a thread stands for (those that begin as it does)."""
+    if thread.complete:
+        return thread.ways
+    return thread.ways * spaces[thread.space].orders.completions(thread.placed)

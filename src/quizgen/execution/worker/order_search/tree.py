@@ -10,8 +10,10 @@ the same contents, generators and settings; autograd graphs too, where the code 
 from equal states the same steps do the same. A step that cannot compile is not run, nor one that
 begins with the lines a failed sibling ran from the same state (order.reach). Variables only the
 check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
-step can reach their objects (order.state.apart); each run of the check must leave them unchanged. A
-search split across workers explores only its share of the candidates (order.program.Share).
+step can reach their objects (order.state.apart); each run of the check must leave them unchanged.
+Threads whose single block left the state as they observe it (a `zero_grad()` with no gradients yet)
+go on from the node itself, sharing its siblings' runs. A search split across workers explores only
+its share of the candidates (order.program.Share).
 """
 
 from __future__ import annotations
@@ -30,13 +32,28 @@ from quizgen.execution.worker.order_search.glance import split
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, Orders, Share
 from quizgen.execution.worker.order_search.program_state import Opaque, Shared
-from quizgen.execution.worker.order_search.threads import Anchor, Hints, Node, Space, Thread, objects_of
+from quizgen.execution.worker.order_search.threads import (
+    FAILED,
+    PASSED,
+    STILL,
+    Anchor,
+    Groups,
+    Hints,
+    Node,
+    Space,
+    Thread,
+    live_of,
+    objects_of,
+    point,
+    weight,
+)
+from quizgen.execution.worker.order_search.threads import work as threads_work
 from quizgen.execution.worker.order_search.torch_state import Settings
 from quizgen.execution.worker.snippets import SnippetFailed
 
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
 FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
-RunStep = Callable[[Chunk], BaseException | None]
+RunStep = Callable[[Chunk, bool], BaseException | None]  # a step, traced or not (Runs.step)
 Failed = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]]  # lines a step ran; its tail
 
 
@@ -64,18 +81,14 @@ class Tree:
         self.runs: Hints | None = None
         self.same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code: run once
         self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
-        self.rebuilds = 0  # times the starting state was rebuilt so
+        self.rebuilds = self.steps = self.layer = 0  # setups run again; steps run (the check too); layers
         self.budget: Budget | None = None  # time and memory the search may use
         self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
         self.passing = 0  # the candidates the passed threads stand for
         self._held = 0  # states held (the layer being expanded and the next)
-        self.costs = Costs()
+        self.costs, self.shared, self.repeat = Costs(), Shared(), repeat
         self._start: Settings | None = None
-        self.repeat = repeat
-        self.shared = Shared()
         self.freeze = False  # tensors only read are shared, not copied (order.frozen)
-        self.steps = 0  # steps run, the check included
-        self.layer = 0  # steps run by the deepest threads so far
         self.fruitless = 0  # layers in a row in which comparing states merged none
         self.phase, self.total = 0, 0  # what the search is for, and its candidates (execution.progress)
         self.decided = 0  # candidates whose outcome is known (run to their end, or failed before it)
@@ -113,11 +126,11 @@ class Tree:
     def _set_aside(self, threads: list[Thread]) -> frozenset[str] | None:
         """Keep `aside` only if no step can reach its objects (order.state.apart); the live variables."""
         self.aside &= frozenset(self.ns)
-        live = self._live(threads)
+        live = live_of(self.spaces, threads, self.aside)
         key = order_state.apart(self.ns, live or (), self.aside) if self.aside and live else None
         if key is None:
             self.aside = frozenset()
-            return self._live(threads)
+            return live_of(self.spaces, threads, self.aside)
         self._aside_key = key
         self._aside_objects = {name: self.ns[name] for name in self.aside}
         return live
@@ -129,22 +142,6 @@ class Tree:
         now = order_state.capture(self._aside_objects, self.aside, Shared(), copy=False)[0]
         if now != self._aside_key:
             raise Opaque("the check changed a variable only it reads")
-
-    def _live(self, threads: list[Thread]) -> frozenset[str] | None:
-        found: set[str] = set()
-        for t in threads:
-            liveness = self.spaces[t.space].liveness
-            live = liveness.of_complete(t.chunks, t.ran) if t.complete else liveness.of_prefix(t.placed)
-            if live is None:
-                return None
-            found |= live
-        return frozenset(found - self.aside)
-
-    def _weight(self, thread: Thread) -> int:
-        """The candidates a thread stands for (those that begin as it does)."""
-        if thread.complete:
-            return thread.ways
-        return thread.ways * self.spaces[thread.space].orders.completions(thread.placed)
 
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
         if not thread.complete:
@@ -175,46 +172,81 @@ class Tree:
         if len(node.threads) == 1 and node.threads[0].complete:
             self._finish(node, passed)
             return []
-        groups: dict[Hashable, tuple[Chunk, list[Thread]]] = {}  # steps that are the same code run once
-        same = self.same
+        groups = Groups(self.same)  # steps that are the same code run once
         for thread in node.threads:
             for step, after in self._next(thread):
-                groups.setdefault(step if same is None else same(step), (step, []))[1].append(after)
-        if len(groups) > 1 and len(node.path) >= ANCHOR_GAP:
+                groups.add(step, after)
+        groups.cheap_first()
+        if len(groups.work) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[Node] = []
         failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
-        for i, (step, threads) in enumerate(groups.values()):
+        for i, group in enumerate(groups.work):  # (threads a step left in place add groups as it goes)
+            step, threads = group.step, group.threads
             progress.report(self.phase, self.decided, self.total)
             if self._fails(step, failed):
-                self.decided += sum(map(self._weight, threads))
+                self.decided += sum(weight(self.spaces, t) for t in threads)
+                group.outcome = FAILED
                 continue
-            self._load(node, last=i == len(groups) - 1)
+            last = i == len(groups.work) - 1
+            self._load(node, last)
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
+            still = None if last or len(step) != 1 else self._seen(threads, node)  # (single blocks)
             began = clock()
-            failure = self._run(step)
+            failure = self._run(step, traced=not last)  # (a trace only serves siblings still to run)
             self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
                 failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
             if step == CHECK or failure is not None:
-                self.decided += sum(map(self._weight, threads))
+                self.decided += sum(weight(self.spaces, t) for t in threads)
+                group.outcome = PASSED if failure is None else FAILED
             if step == CHECK:
                 self._checked()
                 if failure is None:
                     passed += threads
                     self._passed(sum(t.ways for t in threads))
                 continue
-            if failure is None:
+            if failure is None and still is not None and self._seen(threads) == still:
+                self._onward(threads, groups, passed)  # (the step changed nothing they can observe)
+                group.outcome = STILL
+            elif failure is None:
                 objects = (dict(self.ns), order_settings.settings(self.generators))
                 trail = (*node.trail, step)
-                children.append(Node(threads, node.anchor, (*node.path, step), objects, trail=trail))
+                group.outcome = Node(threads, node.anchor, (*node.path, step), objects, trail=trail)
+                children.append(group.outcome)
         node.objects = None
         return children
 
-    def _run(self, step: Chunk) -> BaseException | None:
-        failure = self.run_step(step)
+    def _seen(self, threads: list[Thread], node: Node | None = None) -> tuple[object, ...] | None:
+        """The state as the threads will observe it (live variables, settings, generators); None where
+        unknown, or (given their node, before a step) where its state may not hold it all (Node.live)."""
+        live = live_of(self.spaces, threads, self.aside)
+        if node is not None and node.live is not None and (live is None or not live <= node.live):
+            return None
+        try:
+            key, _ = order_state.capture(self.ns, live, self.shared, False, self.graphs, self.spans)
+        except Opaque:
+            return None
+        return key, order_settings.settings(self.generators).token()
+
+    def _onward(self, threads: list[Thread], groups: Groups, passed: list[Thread]) -> None:
+        """Threads whose last step left the state as they observe it go on from the node's state: each
+        joins the group of its next step, or takes its outcome if it ran."""
+        for thread in threads:
+            for step, after in self._next(thread):
+                outcome = groups.add(step, after).outcome
+                if isinstance(outcome, Node):
+                    outcome.threads.append(after)
+                elif outcome is not None:
+                    self.decided += weight(self.spaces, after)
+                    if outcome == PASSED:
+                        passed.append(after)
+                        self._passed(after.ways)
+
+    def _run(self, step: Chunk, traced: bool = False) -> BaseException | None:
+        failure = self.run_step(step, traced)
         if self.shared.frozen is not None:
             self.shared.frozen.check()  # (Thawed: the search starts again, freezing nothing)
         return failure
@@ -322,15 +354,19 @@ class Tree:
         """Children whose states are equal become one (only where they are at the same point)."""
         buckets: dict[object, list[Node]] = {}
         for child in children:
-            child.live = self._live(child.threads)
-            buckets.setdefault((self._point(child), child.live), []).append(child)
+            child.live = live_of(self.spaces, child.threads, self.aside)
+            buckets.setdefault((point(child, self.repeat, self.orders), child.live), []).append(child)
         merged: list[Node] = []
         self.layer += 1
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
         compared = len(children)
+        parted = self.share is not None  # (a part of a split search)
         for coarse in buckets.values():
             for bucket in split(coarse, objects_of) if compare and len(coarse) > 1 else [coarse]:
-                work = [self._work(node) for node in bucket] if compare and len(bucket) > 1 else []
+                comparing = compare and len(bucket) > 1
+                work = (
+                    [threads_work(n, self.spaces, self.repeat, parted) for n in bucket] if comparing else []
+                )
                 if len(bucket) == 1 or not compare or not self.costs.worth_comparing(work):
                     merged += bucket
                 else:
@@ -338,19 +374,6 @@ class Tree:
         if compare and compared >= 16:
             self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
         return merged
-
-    def _work(self, node: Node) -> int:
-        """The steps the node's threads still have to run (the check included)."""
-        total = 0
-        for t in node.threads:
-            if t.complete:
-                total += len(t.chunks) * self.repeat + 1 - t.ran
-            else:
-                space = self.spaces[t.space]
-                left = len(space.orders.blocks) * self.repeat + 1 - t.ran
-                ahead = space.programs(t.placed) if self.share is None else space.orders.completions(t.placed)
-                total += ahead * max(left, 1)
-        return total
 
     def _merge_bucket(self, bucket: list[Node], merged: list[Node]) -> None:
         """Merge the nodes of a bucket whose states are equal."""
@@ -373,17 +396,3 @@ class Tree:
             else:
                 seen[key] = child
                 merged.append(child)
-
-    def _point(self, node: Node) -> frozenset[tuple[int, int]]:
-        """Where the node's threads are: which pass, and which blocks ran in it (only nodes at the same
-        point are compared: elsewhere equal states are too rare to pay for comparing)."""
-        point = set()
-        for t in node.threads:
-            if not t.complete:
-                point.add((0, t.placed))
-                continue
-            m = len(t.chunks)
-            done = t.chunks[: t.ran % m] if t.ran < m * self.repeat else ()
-            origin = self.orders.program.origin
-            point.add((1 + t.ran // m, sum(1 << origin(b) for chunk in done for b in chunk)))
-        return frozenset(point)
