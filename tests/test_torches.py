@@ -501,7 +501,8 @@ def test_drift_groups_random_streams_and_says_what_it_could_not_tell(project: Ca
     [plain] = drift.compare(card, mine, Outcome(ok=True, value=_value("tensor([0.])")))
     [drawn] = drift.compare(_card(root, "same-everywhere"), mine, Outcome(ok=True, value=_value("[1.0]")))
     slow = Outcome(ok=False, error="the snippet did not finish within 2 s (timeout) and was stopped")
-    assert drift._machine(slow) and not drift._machine(Outcome(ok=False, error="AttributeError: x"))
+    failed = Outcome(ok=False, error="AttributeError: x")
+    assert drift.machine_failure(slow) and not drift.machine_failure(failed)
     undecided = drift._undecided(card, slow)
     found = [plain, dataclasses.replace(drawn, random=True), undecided]
     report = drift.Report("1.13.1", "2.13.0", found, cards=2, executed=3, seconds=1.5)

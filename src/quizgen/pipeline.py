@@ -31,7 +31,7 @@ from quizgen.project import confine, files, settings, state, told_once
 from quizgen.project.store import Memo
 from quizgen.report import guessers
 from quizgen.terminal import ProgressLine
-from quizgen.torch_versions import environments, judged, matrix
+from quizgen.torch_versions import bounds, changed, environments, judged, matrix
 from quizgen.torch_versions.running import run_under
 
 if TYPE_CHECKING:
@@ -200,6 +200,11 @@ def _check(options: Options, cache: Cache) -> Report:
     torch = matrix.check(
         options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs
     )
+    if options.matrix and not options.torch:  # every typed range, run on the releases at its bounds
+        found = bounds.check(
+            options, project.torch, cards, plan.jobs, plan.part_jobs, plan.outcome_of, cache, project.timeout
+        )
+        torch.problems, torch.notes = torch.problems + found.problems, {**torch.notes, **found.notes}
     plan.problems += torch.problems
     plan.warnings += torch.warnings
     filling = verify.Filling(options.cards_dir.parent)  # the text placeholders fill in is checked too
@@ -301,7 +306,7 @@ def _run(
 def _verified(
     card: Card, outcome: Outcome | None, filling: verify.Filling, torch: TorchAnswers | None
 ) -> VerifiedCard:
-    return VerifiedCard(verify.bind_prose(card, outcome, filling, matrix.cited(card, torch)), outcome, torch)
+    return VerifiedCard(verify.bind_prose(card, outcome, filling, changed.cited(torch)), outcome, torch)
 
 
 def _pool_stderr(options: Options) -> str:

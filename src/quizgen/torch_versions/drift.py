@@ -25,7 +25,7 @@ from quizgen.errors import InternalError, Location, count
 from quizgen.execution.cache import for_output
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.torch_versions import environments, versions
-from quizgen.torch_versions.running import run_under
+from quizgen.torch_versions.running import machine_failure, run_under
 
 _SHOWN = 80  # characters of a value shown in a line of the report
 
@@ -92,13 +92,13 @@ def check(options: pipeline.Options, version: str) -> Report:
         if v.outcome is not None and not v.card.judged_on and versions.in_range(version, v.card.torch)
     }
     other, executed = _run(options, base, version, python, set(about))
-    if again := {card_id for card_id in about if _machine(other.get(card_id))}:
+    if again := {card_id for card_id in about if machine_failure(other.get(card_id))}:
         rerun, more = _run(options, base, version, python, again)
         other, executed = {**other, **rerun}, executed + more
     differences: list[Difference] = []
     for deck, verified in about.values():
         theirs = other.get(verified.card.id)
-        if _machine(theirs):
+        if machine_failure(theirs):
             differences.append(_undecided(verified.card, theirs))
             continue
         found = compare(verified.card, verified.outcome, theirs)  # type: ignore[arg-type]
@@ -107,19 +107,6 @@ def check(options: pipeline.Options, version: str) -> Report:
     installed = environments.public(environments.installed_version() or "none")
     seconds = time.perf_counter() - start
     return Report(version, installed, differences, len(about), executed, seconds)
-
-
-# What a busy or small machine makes a run fail with, whatever the torch: its timeout, the order search's
-# time or memory budget, a queue or process group left waiting (distributed cards).
-_MACHINE = re.compile(
-    r"\(timeout\)|the search would take about|needs more memory than a worker has|queue\.Empty|"
-    r"timed out|Timeout",
-)
-
-
-def _machine(outcome: Outcome | None) -> bool:
-    """Whether a run failed for the machine's sake (time, memory), which says nothing of torch."""
-    return outcome is not None and not outcome.ok and bool(_MACHINE.search(outcome.error or ""))
 
 
 def _undecided(card: Card, outcome: Outcome | None) -> Difference:

@@ -33,6 +33,7 @@ from quizgen.verify import indent
 
 Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
 TABLE = "torch"  # the lock's section of recorded answers
+Parts = Mapping[str, Mapping[str, Job]]  # card id -> its further jobs by name (a value card's variants)
 
 
 class Options(Protocol):
@@ -167,13 +168,12 @@ def check(
         if not ran:  # (the cards run on it are judged on it: quizgen/torch_versions/judged.py)
             continue
         if (python := _python_for(version)) is not None:
-            work = {c.id: (c, jobs[c.id]) for c in ran}
-            work.update({_part(c.id, n): (c, j) for c in ran for n, j in (parts or {}).get(c.id, {}).items()})
+            work = work_of(ran, jobs, parts or {})
             outcomes = run_on(options, version, python, work, cache, project_timeout, checked)
             for card in ran:
-                if (whole := _whole(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
+                if (run := with_parts(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
                     continue
-                keys, outcome = whole
+                keys, outcome = run
                 got = _answered(card, version, outcome, outcome_of(card), jobs[card.id], checked)
                 if got is not None:
                     answers[card.id][version] = got
@@ -218,33 +218,40 @@ def _settled(
         if other != shown and kinds.get(card.kind).torch_agrees(card, other, primary):
             answers[version] = shown
     for version, (keys, outcome) in ran_on.items():
-        _keep(cache, keys, outcome)  # (what it shows is checked again each time, from the cache too)
+        keep(cache, keys, outcome)  # (what it shows is checked again each time, from the cache too)
         if answers[version] == shown:  # (an answer that differs is _compare's to report)
             checked.problems += labelled.problems(card, version, installed(), primary, outcome)
     return dict(sorted(answers.items(), key=lambda kv: versions.key(kv[0])))
 
 
-def _part(card_id: str, name: str) -> str:
+def work_of(cards: list[Card], jobs: Mapping[str, Job], parts: Parts) -> dict[str, tuple[Card, Job]]:
+    """What running `cards` on a version takes, by label: each card's job and its further jobs."""
+    work = {c.id: (c, jobs[c.id]) for c in cards}
+    work.update({part_label(c.id, n): (c, j) for c in cards for n, j in parts.get(c.id, {}).items()})
+    return work
+
+
+def part_label(card_id: str, name: str) -> str:
     return f"{card_id}\0{name}"
 
 
-def _whole(
+def with_parts(
     card: Card, job: Job, parts: Mapping[str, Job], outcomes: Mapping[str, tuple[str, Outcome]]
 ) -> tuple[list[str], Outcome] | None:
     """The card's outcome on a version with its further jobs' (as the plan's outcome_of makes it) and the
     keys of them all; None when one is missing."""
-    if card.id not in outcomes or any(_part(card.id, n) not in outcomes for n in parts):
+    if card.id not in outcomes or any(part_label(card.id, n) not in outcomes for n in parts):
         return None
     key, outcome = outcomes[card.id]
     if outcome.raised is not None:
         outcome = replace(outcome, placed=place(outcome.raised, job))
-    found = {name: outcomes[_part(card.id, name)] for name in parts}
+    found = {name: outcomes[part_label(card.id, name)] for name in parts}
     if found:
         outcome = replace(outcome, parts={name: o for name, (_, o) in found.items()})
     return [key, *(k for k, _ in found.values())], outcome
 
 
-def _keep(cache: Cache, keys: list[str], outcome: Outcome) -> None:
+def keep(cache: Cache, keys: list[str], outcome: Outcome) -> None:
     """Cache a version's run (the card's job and further jobs) once it gave an answer: a failure there (a
     raise, a timeout) never is."""
     done = [(keys[0], replace(outcome, parts=None, placed=None))]
@@ -332,11 +339,6 @@ def _compare(card: Card, known: TorchAnswers, checked: Checked) -> None:
     elif len(shown) > 1:
         message = f"varies_with_torch, but it answers `{newest}` on every torch version (torch {on})"
         checked.warnings.append(Problem(card.at("varies_with_torch"), message))
-
-
-def cited(card: Card, known: TorchAnswers | None) -> dict[str, str]:
-    """The values of {{changed_in}} and {{changed_after}} (quizgen/torch_versions/changed.py)."""
-    return changed.cited(known)
 
 
 def _python_for(version: str) -> Path | None:

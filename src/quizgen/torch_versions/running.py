@@ -5,6 +5,7 @@ The one way the pipeline, the matrix and drift run jobs."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -59,3 +60,16 @@ def run_under(
             watch=watch,
             timeouts=limits,
         )
+
+
+# What a busy or small machine makes a run fail with, whatever the torch: its timeout, the order search's
+# time or memory budget, a queue or process group left waiting (distributed cards).
+_MACHINE = re.compile(
+    r"\(timeout\)|the search would take about|needs more memory than a worker has|queue\.Empty|"
+    r"timed out|Timeout",
+)
+
+
+def machine_failure(outcome: Outcome | None) -> bool:
+    """Whether a run failed for the machine's sake (time, memory), which says nothing of torch."""
+    return outcome is not None and not outcome.ok and bool(_MACHINE.search(outcome.error or ""))

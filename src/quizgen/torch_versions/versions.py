@@ -57,6 +57,12 @@ def range_problem(text: str) -> str:
     return ""
 
 
+def clauses(text: str) -> list[tuple[str, str]]:
+    """The range's clauses as (operator, version), in the order written (a range that is none: empty)."""
+    found = [_CLAUSE.match(clause) for clause in text.split(",")] if text.strip() else []
+    return [(m.group(1), m.group(2)) for m in found if m is not None]
+
+
 def in_range(version: str, text: str) -> bool:
     """Whether the version lies in the range (every version lies in the empty range)."""
     if not text.strip():
