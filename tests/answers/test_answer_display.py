@@ -20,11 +20,11 @@ from quizgen.answers.compare import show
 from quizgen.answers.display import FORMATS, round_to, shortest
 from quizgen.answers.typed import judge
 from quizgen.cards.model import Tolerance
+from tests.support.paths import REPO
+from tests.support.quiz import as_shown
+from tests.support.tools import missing
 
-from .quiz_support import as_shown, missing
-
-ROOT = Path(__file__).parents[1]
-JUDGE = ROOT / "src" / "quizgen" / "static" / "judge.js"
+JUDGE = REPO / "src" / "quizgen" / "static" / "judge.js"
 
 
 def samples(count: int, seed: int) -> list[float]:

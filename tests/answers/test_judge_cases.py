@@ -8,7 +8,6 @@ import itertools
 import json
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,15 +18,14 @@ from quizgen.cards.model import Tolerance
 from quizgen.execution.protocol import ANSWER_TYPES
 from quizgen.kinds.order import partial_order
 from quizgen.kinds.order.answer import accepts, judge_typed
+from tests.support.paths import REPO
+from tests.support.tools import missing
 
-from .quiz_support import missing
-
-ROOT = Path(__file__).parents[1]
-CASES_FILE = ROOT / "tests" / "cases" / "judge_cases.json"
+CASES_FILE = REPO / "tests" / "cases" / "judge_cases.json"
 CASES: dict[str, Any] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
 VALUES: list[dict[str, Any]] = CASES["values"]
 SHARED = [case for case in VALUES if "declared" in case]
-NODE_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
+NODE_TESTS = sorted((REPO / "tests" / "js").glob("*.test.js"))
 
 
 def test_every_answer_type_has_cases_and_shared_cases() -> None:
@@ -92,6 +90,6 @@ def test_judge_js_passes_its_node_tests() -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=ROOT,
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

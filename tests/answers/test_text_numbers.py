@@ -15,9 +15,8 @@ from quizgen.answers import display, placeholders
 from quizgen.execution.pool import Pool
 from quizgen.render.markup import markdown
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .quiz_support import cards_held, close_tab, open_tab
+from tests.support.projects import write_project
+from tests.support.quiz import cards_held, close_tab, open_tab
 
 WARNING = "Detected call of `lr_scheduler.step()` before `optimizer.step()`. *Note* <b>x</b> [a](b) __init__"
 
@@ -115,7 +114,7 @@ def test_a_printed_warning_reads_as_written_in_the_quiz(browser: Any, site: pipe
 def test_anki_shows_filled_values_and_numbers_as_written(site: pipeline.Report, tmp_path: Path) -> None:
     import html
 
-    from .anki_support import collection, import_all, note_of
+    from tests.support.anki import collection, import_all, note_of
 
     with collection(tmp_path / "anki") as col:
         import_all(col, site)
@@ -309,7 +308,7 @@ def test_a_link_opens_the_card_in_the_quiz(browser: Any, linked: pipeline.Report
 
 
 def test_a_link_names_the_card_in_anki(linked: pipeline.Report, tmp_path: Path) -> None:
-    from .anki_support import collection, import_all, note_of
+    from tests.support.anki import collection, import_all, note_of
 
     with collection(tmp_path / "anki") as col:
         import_all(col, linked)

@@ -17,9 +17,8 @@ from quizgen.cards.loader import load_project
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache, Memo
 from quizgen.kinds.value import ValueCard
-
-from .conftest import write_project
-from .quiz_support import as_shown
+from tests.support.projects import write_project
+from tests.support.quiz import as_shown
 
 HEAD = """\
 deck: Big::Deck

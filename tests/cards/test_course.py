@@ -17,8 +17,7 @@ from quizgen.cards import course
 from quizgen.cards.loader import load_project
 from quizgen.cards.model import Deck
 from quizgen.errors import CardErrors
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 
 def deck(name: str, position: str | None = None) -> str:

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from quizgen.cards.loader import load_project
 from quizgen.cli import cli
 from quizgen.errors import CardErrors, Problem, QuizgenError
+from tests.support.paths import REPO
 
-CARDS = Path(__file__).resolve().parent.parent / "cards"
+CARDS = REPO / "cards"
 SHIPPED = {path.name: path.read_bytes() for path in sorted(CARDS.glob("*.yaml"))}
 CPU_SECONDS = 10.0  # the CPU one load of a mutated project may take (a shipped file takes a few hundredths):
 # CPU time, not wall clock, and far above it, so a busy machine cannot fail the test, but a blow-up would

@@ -12,8 +12,7 @@ from quizgen.errors import CardErrors, UsageError
 from quizgen.kinds.myth import MythCard
 from quizgen.kinds.order import OrderCard
 from quizgen.kinds.value import ValueCard
-
-from .conftest import SAMPLE_DECK
+from tests.support.projects import SAMPLE_DECK
 
 
 def errors_of(root: Path) -> list[str]:

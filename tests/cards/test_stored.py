@@ -10,8 +10,9 @@ import pytest
 
 from quizgen.cards import loader, stored
 from quizgen.execution.cache import Cache, Memo
+from tests.support.paths import REPO
 
-REPO_CARDS = Path(__file__).parent.parent / "cards"
+REPO_CARDS = REPO / "cards"
 
 DECK = """\
 deck: Memo

@@ -12,8 +12,7 @@ from click.testing import CliRunner
 
 from quizgen.cards import svg
 from quizgen.cli import cli
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 NS = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"'
 PLAIN = (

@@ -15,8 +15,7 @@ from quizgen.render.anki.notes import titled_links
 from quizgen.render.markup import markdown
 from quizgen.render.present import card_view
 from quizgen.render.view import CardView
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 
 def _refused(root: Path, options: Callable[..., pipeline.Options]) -> str:

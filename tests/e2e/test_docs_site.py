@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
 
 
 def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    config = ["--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(site)]
+    config = ["--config-file", str(REPO / "mkdocs.yml"), "--site-dir", str(site)]
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", *config],
         capture_output=True,
@@ -31,4 +31,4 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
 
 
 def test_the_readme_keeps_to_what_a_new_user_needs() -> None:
-    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 300
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) < 300

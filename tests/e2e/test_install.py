@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.slow  # a wheel built (its backend fetched), a venv made, a deck built: 45 s idle
 

@@ -23,8 +23,9 @@ from quizgen import cli as cli_module
 from quizgen.cli import cli
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
+from tests.support.paths import REPO
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = REPO / "README.md"
 HEADING = "## Your first deck in five minutes"
 STEP = re.compile(
     r"<!-- tutorial: (?P<what>.+?) -->\n(?:```\w*\n(?P<fenced>.*?)```|> (?P<quoted>[^\n]*))", re.S
@@ -143,7 +144,7 @@ def anchors(page: Path) -> set[str]:
 
 def test_the_tutorial_links_to_sections_that_exist() -> None:
     # `(#x)` is a section of the README; `(docs/cards.md#x)` one of a page under docs/ (the site checks
-    # its anchors too, as mkdocs makes them: tests/test_docs_site.py).
+    # its anchors too, as mkdocs makes them: tests/e2e/test_docs_site.py).
     targets = re.findall(r"\]\(([^)#]*)#([^)]+)\)", tutorial())
     assert targets
     for page, anchor in targets:

@@ -23,12 +23,11 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.cache import torch_version
 from quizgen.torch_versions import environments, matrix
-
-from .conftest import SAMPLE_DECK, write_project
+from tests.support.paths import REPO
+from tests.support.projects import SAMPLE_DECK, write_project
 
 INSTALLED = matrix.installed()
 EXTRA = "2.12.0"  # a version of the matrix that only the author's machine has
-REPO = Path(__file__).resolve().parent.parent
 REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 
 MATRIX_DECK = """\

@@ -19,27 +19,9 @@ from quizgen.render import anki, cards_json, manifest, markup, prepare, present,
 from quizgen.render.code import highlighting
 from quizgen.render.prepare import Preparation
 from quizgen.render.view import card_key
-
-from .conftest import SAMPLE_DECK, write_project
+from tests.support.projects import SAMPLE_DECK, basic_decks, write_project
 
 CARDS_PER_FILE = 2000  # a card file holds at most 50,000 YAML nodes: 2000 basic cards are 18,000
-
-
-def basic_decks(decks: int, cards: int) -> dict[str, str]:
-    """`decks` card files of `cards` basic cards each (no code: nothing to execute)."""
-    files = {}
-    for d in range(decks):
-        lines = [f"deck: Scale::Part {d + 1}", "cards:"]
-        for i in range(cards):
-            n = d * cards + i
-            lines += [
-                f"  - id: basic-{n}",
-                "    kind: basic",
-                f"    front: Question {n}?",
-                f"    back: Answer {n}.",
-            ]
-        files[f"part-{d + 1}.yaml"] = "\n".join(lines) + "\n"
-    return files
 
 
 def build(root: Path) -> pipeline.Report:
@@ -155,7 +137,7 @@ def test_outputs_changed_by_hand_are_built_again(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.anki
 def test_ten_thousand_cards_import_into_anki_and_import_again_as_nothing_new(tmp_path: Path) -> None:
-    from .anki_support import collection, counts, import_all
+    from tests.support.anki import collection, counts, import_all
 
     total = 10_000
     root = write_project(tmp_path, basic_decks(total // CARDS_PER_FILE, CARDS_PER_FILE))

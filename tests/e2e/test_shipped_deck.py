@@ -18,10 +18,8 @@ import pytest
 from quizgen import pipeline
 from quizgen.cards import course
 from quizgen.cards.fields import ID_PATTERN
-
-from .anki_support import collection, counts, import_all
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.anki import collection, counts, import_all
+from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from quizgen.execution import pool as execute
 from quizgen.execution.cache import LAYOUT, STORE, Cache, job_key
 from quizgen.execution.protocol import Outcome
 from quizgen.project import state
-
-from .conftest import SAMPLE_DECK, write_project
+from tests.support.projects import SAMPLE_DECK, write_project
 
 
 def test_job_key_ignores_places_but_not_code() -> None:

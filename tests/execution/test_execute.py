@@ -10,8 +10,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
-
-from .conftest import SAMPLE_DECK
+from tests.support.projects import SAMPLE_DECK
 
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 

@@ -18,9 +18,9 @@ from quizgen import pipeline
 from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
-
-from .conftest import write_project
-from .test_hostile_processes import running, wait_until
+from tests.support.hostile import running
+from tests.support.projects import write_project
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pidfds are Linux's")
 
@@ -185,14 +185,14 @@ def test_a_snippet_that_forks_and_exits_is_reported_with_its_exit_and_leaves_not
 
 
 def test_cards_in_shapes_nobody_here_wrote_keep_their_worker_and_are_cached(tmp_path: Path) -> None:
-    """One card of each shape of tests/unseen_cards.py (its own seed): snippets that warn, print, leave
+    """One card of each shape of support/unseen_cards.py (its own seed): snippets that warn, print, leave
     the default dtype, grad mode, deterministic algorithms or a `torch.backends` switch set, define
     dataclasses and autograd Functions, checkpoint activations, set DDP's MASTER_ADDR in the
     environment, iterate a loader with worker processes. Before: a dataclass did not compile as a card
     (its annotations strings, under quizgen's own `from __future__ import annotations`), and six cards
     retired their worker with a shared-state note (settings the next job resets anyway, the environment,
     torch's first use of activation checkpointing and of a loader's workers)."""
-    from .unseen_cards import TEMPLATES, deck_text, make_cards
+    from tests.support.unseen_cards import TEMPLATES, deck_text, make_cards
 
     first, again = in_one_worker(tmp_path, deck_text(make_cards(len(TEMPLATES))))
     assert first.executed == len(TEMPLATES)

@@ -17,9 +17,8 @@ from quizgen.execution import progress
 from quizgen.execution.pool import Pool, Running, execute
 from quizgen.execution.protocol import Reply
 from quizgen.terminal import ProgressLine
-
-from .conftest import write_project
-from .order_puzzles import job
+from tests.support.order_puzzles import job
+from tests.support.projects import write_project
 
 RECORD = progress.RECORD
 

@@ -21,9 +21,8 @@ from quizgen.execution.protocol import Job, Outcome
 from quizgen.kinds.base import CardKind, setup_jobs
 from quizgen.render.markup import markdown
 from quizgen.render.view import CardView
-
-from .conftest import SAMPLE_DECK
-from .quiz_support import as_shown
+from tests.support.projects import SAMPLE_DECK
+from tests.support.quiz import as_shown
 
 
 @dataclass
@@ -134,8 +133,7 @@ def test_a_registered_kind_builds_to_every_output(
     assert "How many lines does this print?" in page and "3 lines" in page
 
     from quizgen.render.view import card_key
-
-    from .anki_support import collection, import_all
+    from tests.support.anki import collection, import_all
 
     with collection(tmp_path / "anki") as col:
         import_all(col, report)

@@ -15,8 +15,7 @@ from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.pool import Pool
 from quizgen.project import settings
-
-from .quiz_support import as_shown
+from tests.support.quiz import as_shown
 
 
 @pytest.fixture

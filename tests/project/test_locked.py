@@ -12,9 +12,8 @@ from click.testing import CliRunner
 from quizgen.cli import cli
 from quizgen.errors import count
 from quizgen.torch_versions import matrix
-
-from .conftest import SAMPLE_DECK, write_project
-from .test_matrix import deck, make, record
+from tests.support.projects import SAMPLE_DECK, write_project
+from tests.support.torch_matrix import deck, make, record
 
 INSTALLED = matrix.installed()
 LOCK = "cards/quizgen.lock"

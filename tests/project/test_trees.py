@@ -11,8 +11,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.project import trees
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 DEPTH = 1_500  # past Python's recursion limit (1,000): rglob and rmtree raised RecursionError
 

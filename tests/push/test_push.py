@@ -17,8 +17,8 @@ from quizgen.execution.pool import Pool
 from quizgen.push import push
 from quizgen.push.packages import read
 from quizgen.render.view import card_key
-
-from .anki_support import EXPECTED, NAMES, build, collection, copy_project, held_open, note_of, review
+from tests.support.anki import EXPECTED, NAMES, build, collection, held_open, note_of, review
+from tests.support.projects import copy_project
 
 EDIT = ("Gradients add up: 3.0 + 5.0 = 8.0.", "Gradients accumulate: 3.0 + 5.0 = 8.0.")
 

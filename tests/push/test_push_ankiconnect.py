@@ -24,12 +24,13 @@ from quizgen.errors import PushError
 from quizgen.execution.pool import Pool
 from quizgen.push import ankiconnect, packages
 from quizgen.push.ankiconnect import AnkiConnect
-
-from .anki_support import NAMES, build, collection, copy_project, held_open
+from tests.support.anki import NAMES, build, collection, held_open
+from tests.support.paths import REPO
+from tests.support.projects import copy_project
 
 SERVER = Path(
     os.environ.get("QUIZGEN_ANKICONNECT_SERVER")
-    or Path(__file__).resolve().parents[1] / ".venv" / "ankiconnect" / "bin" / "anki-connect-server"
+    or REPO / ".venv" / "ankiconnect" / "bin" / "anki-connect-server"
 )
 SCHEDULING = (
     "cardId",

@@ -12,31 +12,9 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .quiz_support import Tab, close_tab, open_tab
-
-DECK = """\
-deck: Answers Shown
-setup: |
-  import torch
-cards:
-  - id: float32-answer
-    kind: value
-    ask: "What is `w.item()`?"
-    code: |
-      w = torch.tensor(0.9)
-    answer_expr: w.item()
-    answer: 0.9
-    explain: "A float32 0.9 is {{answer}}."
-  - id: exception-answer
-    kind: value
-    ask: "What does `.item()` do on two elements?"
-    code: |
-      torch.ones(2).item()
-    answer: {raises: RuntimeError, match: "2 elements"}
-"""
-MESSAGE = "raises RuntimeError: a Tensor with 2 elements cannot be converted to Scalar"
+from tests.support.float_answers import DECK, MESSAGE
+from tests.support.projects import write_project
+from tests.support.quiz import Tab, close_tab, open_tab
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from quizgen.render import stage as staging
-
-from .conftest import SAMPLE_DECK, write_project
+from tests.support.projects import SAMPLE_DECK, write_project
 
 # -- the commit, interrupted after every step ------------------------------------------------------
 

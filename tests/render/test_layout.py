@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +14,9 @@ from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.quiz import assets
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .quiz_support import Tab, as_shown, axe_source, axe_violations, close_tab, open_tab, overflowing
+from tests.support.paths import REPO
+from tests.support.projects import write_project
+from tests.support.quiz import Tab, as_shown, axe_source, axe_violations, close_tab, open_tab, overflowing
 
 LONG_DECK = """\
 deck: PyTorch::Gradients::ZeroingGradients
@@ -154,7 +153,7 @@ def test_at_375px_axe_finds_nothing(phone: Tab) -> None:
 
 
 def test_anki_card_style_scrolls_code(layout_build: pipeline.Report) -> None:
-    css = (Path(__file__).parent.parent / "src" / "quizgen" / "templates" / "anki" / "card.css").read_text()
+    css = (REPO / "src" / "quizgen" / "templates" / "anki" / "card.css").read_text()
     block = css[css.index(".qg pre.highlight, .qg-back pre.highlight, pre.qg-output {") :]
     block = block[: block.index("}")]
     assert "overflow-x: auto;" in block and "white-space: pre;" in block

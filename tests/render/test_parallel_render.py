@@ -13,9 +13,7 @@ from quizgen.errors import OutputError
 from quizgen.project import state
 from quizgen.render import parallel
 from quizgen.render.anki import AnkiRenderer
-
-from .conftest import SAMPLE_DECK, write_project
-from .test_scale import basic_decks
+from tests.support.projects import SAMPLE_DECK, basic_decks, write_project
 
 
 def _outputs(root: Path) -> dict[str, bytes]:

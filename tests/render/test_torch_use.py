@@ -3,7 +3,6 @@ answers exactly as the statement walk does."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,8 +11,7 @@ from hypothesis import strategies as st
 from quizgen.cards import loader
 from quizgen.execution.protocol import job_snippets
 from quizgen.render import present
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
 
 
 def _walked(job: Any) -> bool:
@@ -39,7 +37,7 @@ def _job(setup: list[str], code: str, expr: str | None = None) -> Any:
 
 
 def test_every_shipped_card_reads_as_the_walk_reads_it() -> None:
-    decks = loader.load_project(ROOT / "cards")
+    decks = loader.load_project(REPO / "cards")
     jobs = [job for deck in decks for card in deck.cards if (job := present.card_job(deck, card))]
     assert len(jobs) > 75
     assert [present._parsed_uses_torch(job) for job in jobs] == [_walked(job) for job in jobs]

@@ -19,8 +19,7 @@ from quizgen import pipeline
 from quizgen.constants import MAX_LOCK_BYTES
 from quizgen.errors import QuizgenError
 from quizgen.render import bounded
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 GB = 1 << 30
 SOURCES = str(Path(quizgen.__file__).parents[1])  # the quizgen under test, from whatever folder it runs in

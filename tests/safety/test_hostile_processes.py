@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,51 +22,17 @@ from click.testing import CliRunner, Result
 
 import quizgen
 from quizgen.cli import cli
-
-from .conftest import write_project
-from .test_sandbox import basic, deck, outputs
+from tests.support.hostile import HOME_SECRET as SECRET
+from tests.support.hostile import basic, deck, outputs, running
+from tests.support.projects import write_project
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
-
-SECRET = "s3cret-0d5e-token"
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake $HOME with a planted key, the cache folder inside it."""
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text(SECRET)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    return home
 
 
 def build(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
     monkeypatch.chdir(root)
     return CliRunner().invoke(cli, ["build", "-j", "1", "--no-cache", *args])
-
-
-def running(token: str) -> list[int]:
-    """Host processes (not zombies) whose command line holds `token`."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if token.encode() in f.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-def wait_until(condition: object, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return bool(condition())  # type: ignore[operator]
 
 
 # -- finding 2: the project's files are not imported by the pool ----------------------------------

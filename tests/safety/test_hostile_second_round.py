@@ -24,10 +24,8 @@ from click.testing import CliRunner, Result
 
 import quizgen
 from quizgen.cli import cli
-
-from .conftest import write_project
-from .test_hostile_processes import home  # noqa: F401 - the fake $HOME fixture
-from .test_sandbox import basic, deck, outputs
+from tests.support.hostile import basic, deck, outputs
+from tests.support.projects import write_project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
@@ -117,7 +115,7 @@ def _run_on_a_terminal(root: Path, env: dict[str, str], *args: str) -> tuple[byt
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
-def test_a_snippet_cannot_reach_the_users_terminal(tmp_path: Path, home: Path, sandbox: str) -> None:  # noqa: F811
+def test_a_snippet_cannot_reach_the_users_terminal(tmp_path: Path, home: Path, sandbox: str) -> None:
     """Not even with --sandbox=off: the pool is always a session of its own, without a terminal."""
     marker = f"/tmp/qz-pwned-{uuid.uuid4().hex[:8]}"
     code = TERMINAL.replace("{marker}", marker).replace("{marker_b64}", "cXVpemdlbg==")
@@ -187,7 +185,7 @@ def _answer(root: Path, card_id: str) -> str:
 
 def test_a_card_cannot_answer_for_the_next_card_nor_poison_the_cache(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     setup = "deck: Hostile\nsetup: |\n  import os, torch\ncards:\n"
@@ -230,7 +228,7 @@ print("reached", done)
 
 def test_no_card_reaches_another_process_of_the_pool_through_proc(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The pool's processes are not dumpable: /proc/<pid>/fd and /proc/<pid>/mem of the zygote, a worker
@@ -268,7 +266,7 @@ RACED = value(
 
 def test_a_card_running_beside_another_cannot_rewrite_its_files(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two jobs at once (-j 2) share the sandbox's /tmp: the racer looks for the other job's file and
@@ -283,7 +281,7 @@ def test_a_card_running_beside_another_cannot_rewrite_its_files(
 
 def test_a_snippet_writing_into_its_own_result_pipe_fails_only_its_own_card(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code = """
@@ -319,7 +317,7 @@ os._exit(0)
 
 def test_records_of_many_cards_cannot_add_up_past_quizgens_budget(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each record is within the bounds of one (190,000 values, 570 KB), 24 of them are more values than
@@ -339,7 +337,7 @@ def test_records_of_many_cards_cannot_add_up_past_quizgens_budget(
 
 def test_a_record_outside_the_protocol_is_its_cards_own_error(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A list where an answer goes crashed quizgen (AttributeError in planning); an unknown field of
@@ -361,7 +359,7 @@ def test_a_record_outside_the_protocol_is_its_cards_own_error(
 
 def test_cards_linked_to_the_project_root_show_no_file_of_the_repository(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root = tmp_path / "project"
@@ -396,7 +394,7 @@ _KEYCTL_INVALIDATE = 21
 @x86_64_only
 def test_a_key_in_the_session_keyring_reaches_no_output(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
@@ -450,7 +448,7 @@ SYSCALLS = {  # x86_64 numbers: name -> (number, arguments)
 @x86_64_only
 def test_the_seccomp_filter_refuses_what_no_snippet_needs(
     tmp_path: Path,
-    home: Path,  # noqa: F811
+    home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     code = f"""

@@ -17,9 +17,8 @@ from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 from quizgen.execution.pool import Pool
 from quizgen.render import present
-
-from .conftest import write_project
-from .test_sandbox import outputs
+from tests.support.hostile import outputs
+from tests.support.projects import write_project
 
 SECRET = "s3cret-key-7c1d"
 FORGED = "forged_by_the_repository"

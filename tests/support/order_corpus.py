@@ -14,8 +14,7 @@ from __future__ import annotations
 import random
 
 from quizgen.execution.protocol import SearchJob
-
-from .order_puzzles import job
+from tests.support.order_puzzles import job
 
 CORPUS_SEED = 21  # the tests' corpus
 BENCH_SEED = 2100  # the benchmark's: a different draw from the same shapes

@@ -1,4 +1,4 @@
-"""Order puzzles in shapes tests/order_corpus.py does not draw, for the fast search's equivalence with the
+"""Order puzzles in shapes order_corpus.py does not draw, for the fast search's equivalence with the
 plain one: a scheduler stepping over `repeat: 3`, accumulation with `if (i + 1) % k == 0:`, loops two
 levels deep, `with torch.no_grad():` and `with torch.autocast(...)` blocks, try/except around an in-place
 op on a leaf's view, a closure defined and later called (LBFGS), Adam holding state from steps taken in
@@ -15,8 +15,7 @@ from __future__ import annotations
 import random
 
 from quizgen.execution.protocol import SearchJob
-
-from .order_puzzles import job
+from tests.support.order_puzzles import job
 
 UNSEEN_SEED = 4221
 

@@ -4,12 +4,8 @@ in Chromium with every request recorded, the order-puzzle keyboard moves, and ax
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +13,8 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
-
-from .conftest import (
-    SAMPLE_DECK,
-    copy_project,  # noqa: F401 - re-exported for the tests
-    write_project,
-)
+from tests.support.projects import SAMPLE_DECK, write_project
+from tests.support.tools import npm_file
 
 HOSTILE_DECK = """\
 deck: "Hostile <script>window.__pwned = 'deck'</script>"
@@ -199,34 +191,6 @@ def block_codes(page: Any, card: str) -> list[str]:
 def axe_source() -> str:
     """axe-core from npm, installed once into a cache folder (it is a test tool, never shipped)."""
     return npm_file("axe-core", AXE_VERSION, "axe.min.js").read_text(encoding="utf-8")
-
-
-def npm_file(package: str, version: str, name: str) -> Path:
-    """A file of an npm package installed once into the tests' cache folder (.ci/run installs each there
-    first; test tools, never shipped)."""
-    cache = Path(os.environ.get("QUIZGEN_TEST_CACHE", Path.home() / ".cache" / "quizgen-tests"))
-    script = cache / "node_modules" / package / name
-    if not script.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            missing(f"npm (to install {package})")
-        cache.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"{package}@{version}"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if done.returncode != 0 or not script.exists():
-            missing(f"{package} (npm install failed: {done.stderr.strip()[-300:]})")
-    return script
-
-
-def missing(what: str) -> None:
-    """Skip a test for a tool that is not installed here; in CI, fail instead."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is required in CI")
-    pytest.skip(f"{what} is not available")
 
 
 def axe_violations(page: Any, axe: str) -> list[str]:

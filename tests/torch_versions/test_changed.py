@@ -12,8 +12,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.project import lock
 from quizgen.torch_versions import changed
-
-from .test_matrix import INSTALLED, OLD, deck, errors_of, make, record  # noqa: F401
+from tests.support.torch_matrix import INSTALLED, OLD, deck, errors_of, make, record  # noqa: F401
 
 RELEASES = ["1.13.1", "2.0.0", "2.0.1", "2.1.0", "2.1.2", "2.2.0", "2.3.0", "2.4.0", "2.5.0", "2.13.0"]
 

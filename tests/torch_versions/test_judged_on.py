@@ -24,9 +24,8 @@ from quizgen.cli import cli
 from quizgen.errors import CardErrors
 from quizgen.execution.cache import Cache
 from quizgen.torch_versions import environments, judged
-
-from .test_matrix import INSTALLED, OLD, REAL_TORCHES, published
-from .test_matrix import make as make_project
+from tests.support.torch_matrix import INSTALLED, OLD, REAL_TORCHES, published
+from tests.support.torch_matrix import make as make_project
 
 CARD = """\
 deck: Judged

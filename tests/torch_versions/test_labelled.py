@@ -1,7 +1,7 @@
 """What a learner reads, checked on every torch version the card is labelled with (labelled.py).
 
 The outcomes stand in for two torch versions' runs of the same card (the real torch 1.13.1 runs in
-tests/test_matrix.py's slow tests): each sentence false on one version is an error with both values.
+test_matrix.py's slow tests): each sentence false on one version is an error with both values.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from quizgen.cards import loader
 from quizgen.cards.model import Card, Tolerance
 from quizgen.execution.protocol import Answer, Outcome
 from quizgen.torch_versions import labelled
-
-from .conftest import write_project
-from .test_matrix import INSTALLED, OLD, errors_of, make, torch_113  # noqa: F401 (a fixture)
+from tests.support.projects import write_project
+from tests.support.torch_matrix import INSTALLED, OLD, errors_of, make
 
 CARD = """\
 deck: Labelled
@@ -153,7 +152,7 @@ cards:
 @pytest.mark.slow
 def test_real_torch_113_finds_the_shipped_cards_sentences_false_there(
     tmp_path: Path,
-    torch_113: str,  # noqa: F811 (the fixture imported)
+    torch_113: str,
     options: Callable[..., pipeline.Options],
 ) -> None:
     root = make(tmp_path, SHIPPED_BEFORE, [OLD, INSTALLED])

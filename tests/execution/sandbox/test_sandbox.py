@@ -7,7 +7,6 @@ import os
 import shutil
 import socket
 import sys
-import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,21 +18,12 @@ from quizgen import pipeline
 from quizgen.cli import cli
 from quizgen.errors import QuizgenError
 from quizgen.execution.pool import Pool
-
-from .conftest import write_project
+from tests.support.hostile import basic, deck, outputs
+from tests.support.projects import write_project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 SECRET = "s3cret-token-0f9e"
-
-
-def basic(card_id: str, code: str) -> str:
-    body = textwrap.indent(textwrap.dedent(code).strip("\n"), "      ")
-    return f"  - id: {card_id}\n    kind: basic\n    front: f\n    back: b\n    code: |\n{body}\n"
-
-
-def deck(*cards: str) -> dict[str, str]:
-    return {"hostile.yaml": "deck: Hostile\nsetup: |\n  import os, socket\ncards:\n" + "".join(cards)}
 
 
 @pytest.fixture
@@ -56,23 +46,6 @@ def sandboxed(fake_home: Path) -> Iterator[Pool]:
         pool.ready()
         assert pool.sandboxed
         yield pool
-
-
-def outputs(root: Path, cache: bool = True) -> str:
-    """Every byte the build wrote, as text (the .apkg files are zip archives: their members too); with
-    `cache` False, only what it publishes (not a build/.cache folder a repository shipped)."""
-    import zipfile
-
-    texts = []
-    for path in (root / "build").rglob("*") if (root / "build").exists() else []:
-        if not cache and ".cache" in path.relative_to(root / "build").parts:
-            continue
-        if path.suffix == ".apkg":
-            with zipfile.ZipFile(path) as z:
-                texts += [z.read(name).decode("latin-1") for name in z.namelist()]
-        elif path.is_file():
-            texts.append(path.read_bytes().decode("latin-1"))
-    return "\n".join(texts)
 
 
 def test_no_connection_reaches_a_server_on_localhost(tmp_path: Path, sandboxed: Pool) -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
-
-from .conftest import write_project
+from tests.support.paths import REPO
+from tests.support.projects import write_project
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gloo threads are read in /proc")
 
@@ -96,7 +96,7 @@ print(len(held))
 def test_let_go_ends_the_groups_only_the_namespace_held() -> None:
     """let_go empties the namespace, frees what it held in cycles, and ends each group from its
     ProcessGroup object (gloo's threads gone); a group something else holds is kept, never ended."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120, check=False
     )

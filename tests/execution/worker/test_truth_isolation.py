@@ -12,6 +12,7 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from tests.support.paths import REPO
 
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 
@@ -224,7 +225,7 @@ def _reversed_copy(src: Path, dest: Path, extra: str = "") -> Path:
 @pytest.mark.slow
 def test_answers_do_not_depend_on_order_or_parallelism(tmp_path: Path) -> None:
     """The shipped deck plus a patching card, with -j 1, -j 2 and every deck's cards reversed."""
-    shipped = Path(__file__).resolve().parent.parent / "cards"
+    shipped = REPO / "cards"
     forward = _reversed_copy(shipped, tmp_path / "once", extra=PATCHER)  # reversed once ...
     backward = _reversed_copy(forward / "cards", tmp_path / "twice")  # ... and back
     results = []

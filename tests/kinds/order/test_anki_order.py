@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 
 from quizgen.execution.pool import Pool
-
-from . import test_anki_js as anki_js
-from .anki_support import build
-from .conftest import write_project
-from .order_decks import DECK, LOOP, PHONE, PHONE_LINES, deck
+from tests.support import anki_reviewer
+from tests.support.anki import build
+from tests.support.order_decks import DECK, LOOP, PHONE, PHONE_LINES, deck
+from tests.support.projects import write_project
 
 # The tab serving the collection's media and our pages, and the two ways a client shows the back.
-context, page = anki_js.context, anki_js.page
-desktop, mobile = anki_js.desktop, anki_js.mobile
+context, page = anki_reviewer.context, anki_reviewer.page
+desktop, mobile = anki_reviewer.desktop, anki_reviewer.mobile
 
 # A deck that allows one check: a wrong order shows the back at once.
 ONCE = deck("Orders::Once", "graph-once", "attempts: 1\n")
@@ -36,7 +35,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory, pool: Pool) -> dict[str, 
     """Card id -> (question HTML, answer HTML) as Anki renders them, plus the collection's media folder."""
     files = {"orders.yaml": DECK, "once.yaml": ONCE, "phone.yaml": PHONE}
     root = write_project(tmp_path_factory.mktemp("anki-orders"), files)
-    return anki_js.render_sides(build(root, pool=pool), root / "anki", "deck:Order*")
+    return anki_reviewer.render_sides(build(root, pool=pool), root / "anki", "deck:Order*")
 
 
 def labels(page: Any) -> dict[str, str]:

@@ -18,8 +18,7 @@ from quizgen import pipeline
 from quizgen.cli import cli
 from quizgen.kinds.order import accepted as oa
 from quizgen.kinds.order.accepted import Puzzle
-
-from .conftest import write_project
+from tests.support.projects import write_project
 
 # An author's eval loop: five lines, one distractor, a check that says nothing of where model.eval()
 # goes, so the judge accepts it inside the loop (and the `with` around the loop, and more).

@@ -11,8 +11,7 @@ from pathlib import Path
 from quizgen import pipeline
 from quizgen.kinds.order import partial_order
 from quizgen.kinds.order.answer import readable_answer
-
-from .order_decks import DECK
+from tests.support.order_decks import DECK
 
 BLOCKS = ["a = 1", "b = 2", "c = a + b", "print(c)"]
 

@@ -19,9 +19,8 @@ from quizgen import pipeline
 from quizgen.errors import CardErrors
 from quizgen.project import settings
 from quizgen.render.view import card_key
-
-from .order_decks import deck
-from .quiz_support import as_shown
+from tests.support.order_decks import deck
+from tests.support.quiz import as_shown
 
 
 def judges(root: Path) -> dict[str, dict[str, object]]:

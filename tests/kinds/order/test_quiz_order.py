@@ -14,10 +14,9 @@ from playwright.sync_api import expect
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .order_decks import DECK, LOOP
-from .quiz_support import Tab, axe_source, axe_violations, block_codes, close_tab, focused_line, open_tab
+from tests.support.order_decks import DECK, LOOP
+from tests.support.projects import write_project
+from tests.support.quiz import Tab, axe_source, axe_violations, block_codes, close_tab, focused_line, open_tab
 
 INDENTED, GRAPH = "sum-positives", "graph-sum"
 PAGE = "decks/order-puzzles.html"

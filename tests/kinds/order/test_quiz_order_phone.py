@@ -13,10 +13,9 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .order_decks import PHONE, PHONE_LINES
-from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing
+from tests.support.order_decks import PHONE, PHONE_LINES
+from tests.support.projects import write_project
+from tests.support.quiz import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing
 
 CARD = card_key("eval-preds")  # (the page names a card by its key)
 

@@ -22,8 +22,7 @@ from quizgen.execution.protocol import Answer
 from quizgen.kinds.value import variants
 from quizgen.project import settings
 from quizgen.render.present import card_view
-
-from .variants_support import CHOICE_DECK, FEEDBACK, FILES, RAISES
+from tests.support.variants import CHOICE_DECK, FEEDBACK, FILES, RAISES
 
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 CARD = """\

@@ -13,17 +13,16 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
-
-from . import test_anki_js as anki_js
-from .anki_support import card_id, collection, import_all
-from .conftest import write_project
-from .variants_support import FEEDBACK, FILES, RAISES
+from tests.support import anki_reviewer
+from tests.support.anki import card_id, collection, import_all
+from tests.support.projects import write_project
+from tests.support.variants import FEEDBACK, FILES, RAISES
 
 # The Anki reviewer's emulation (a pytest fixture takes the name it is bound to here): a tab serving this
 # module's `rendered`, and the two ways a back is shown.
-context = anki_js.context
-reviewer = anki_js.page
-desktop, mobile = anki_js.desktop, anki_js.mobile
+context = anki_reviewer.context
+reviewer = anki_reviewer.page
+desktop, mobile = anki_reviewer.desktop, anki_reviewer.mobile
 
 OPTIONS = """() => Array.from(document.querySelectorAll(".qg-option")).map((o) =>
   [o.querySelector(".qg-option-key").textContent, o.querySelector("code").textContent,

@@ -12,10 +12,9 @@ import pytest
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.render.view import card_key
-
-from .conftest import write_project
-from .quiz_support import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing, site_url
-from .variants_support import CHOICE_PAGE, FEEDBACK, FILES, TYPED_PAGE
+from tests.support.projects import write_project
+from tests.support.quiz import Tab, axe_source, axe_violations, close_tab, open_tab, overflowing, site_url
+from tests.support.variants import CHOICE_PAGE, FEEDBACK, FILES, TYPED_PAGE
 
 CARD = f"#card-{card_key('two-backward')}"
 TYPED = "two-backward-typed"

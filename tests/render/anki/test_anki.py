@@ -29,10 +29,9 @@ from quizgen.render.anki import notetypes as anki_notetypes
 from quizgen.render.anki import package as anki_package
 from quizgen.render.reuse import Reuse
 from quizgen.render.view import card_key
-
-from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all, note_of, review
-from .anki_support import card_id as card_id_of
-from .conftest import SAMPLE_DECK, write_project
+from tests.support.anki import EXPECTED, build, collection, counts, import_all, note_of, review
+from tests.support.anki import card_id as card_id_of
+from tests.support.projects import SAMPLE_DECK, copy_project, write_project
 
 
 def apkgs(report: pipeline.Report) -> list[Path]:

@@ -10,10 +10,9 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
-
-from .anki_support import build, card_id, collection, import_all, note_of
-from .conftest import write_project
-from .test_answer_clients import DECK, MESSAGE
+from tests.support.anki import build, card_id, collection, import_all, note_of
+from tests.support.float_answers import DECK, MESSAGE
+from tests.support.projects import write_project
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,14 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
+from tests.support import anki_reviewer
+from tests.support.anki import card_id, collection, import_all
+from tests.support.learner_deck import LEARNER_DECK
+from tests.support.projects import write_project
 
-from . import test_anki_js as anki_js
-from .anki_support import card_id, collection, import_all
-from .conftest import write_project
-from .test_quiz_learner import LEARNER_DECK
-
-context = anki_js.context
-reviewer = anki_js.page
-desktop = anki_js.desktop
+context = anki_reviewer.context
+reviewer = anki_reviewer.page
+desktop = anki_reviewer.desktop
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +45,8 @@ def test_the_deck_setup_is_on_the_front_of_a_card_that_calls_its_helper(
 ) -> None:
     front, back = rendered["sides"]["helper-count"]
     assert "head_params" in front and "def" in front
-    reviewer.pages["front.html"] = anki_js.PAGE % ("", front)
-    reviewer.goto(f"{anki_js.ORIGIN}/front.html")
+    reviewer.pages["front.html"] = anki_reviewer.PAGE % ("", front)
+    reviewer.goto(f"{anki_reviewer.ORIGIN}/front.html")
     setup = reviewer.locator(".qg-setup")
     assert setup.count() == 1 and not setup.evaluate("d => d.open")  # collapsed
     assert setup.locator(".highlight span").count() > 3  # highlighted like the card's code

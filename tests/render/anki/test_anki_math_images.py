@@ -9,13 +9,15 @@ from pathlib import Path
 
 from quizgen import pipeline
 from quizgen.render.view import card_key
+from tests.support import math_images
+from tests.support.anki import collection, import_all, note_of
+from tests.support.math_images import GRADIENT, image_name, png
 
-from .anki_support import collection, import_all, note_of
-from .test_math_images import GRADIENT, image_name, math_build, png  # noqa: F401 - math_build is a fixture
+math_build = math_images.math_build  # the fixture: the math deck built once for this module
 
 
 def test_the_note_keeps_the_tex_for_mathjax_and_the_image_is_media(
-    math_build: pipeline.Report,  # noqa: F811
+    math_build: pipeline.Report,
     tmp_path: Path,
 ) -> None:
     name = image_name()

@@ -12,8 +12,8 @@ from quizgen.errors import QuizgenError
 from quizgen.execution.pool import Pool
 from quizgen.project import lock
 from quizgen.render.anki import notetypes as anki_notetypes
-
-from .anki_support import EXPECTED, build, collection, copy_project, counts, import_all
+from tests.support.anki import EXPECTED, build, collection, counts, import_all
+from tests.support.projects import copy_project
 
 # Never edit these to make a test pass: Anki matches note types by id, and a different field list under
 # the same id makes it skip every existing note on re-import (see the test below). New content goes

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pygments
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizgen.render.code import fast_python, lexers
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
 
 
 def _pygments(code: str) -> str:
@@ -38,7 +35,7 @@ def _is_code(text: str) -> bool:
 def test_every_string_of_the_shipped_deck_highlights_as_pygments_does() -> None:
     texts = [
         s
-        for path in sorted((ROOT / "cards").glob("*.yaml"))
+        for path in sorted((REPO / "cards").glob("*.yaml"))
         for s in _strings(yaml.safe_load(path.read_text()))
     ]
     fast = {text: fast_python.tokens_html(text) for text in texts}

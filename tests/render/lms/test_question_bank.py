@@ -3,7 +3,7 @@ compared with the cards: myth cards true/false, value cards numerical, short ans
 multiple choice with each misconception's feedback, an order puzzle of one accepted order an ordering
 question; the rest left to the quiz; each card's explanation as the feedback shown after answering. The
 QTI items are read by a QTI 2.1 implementation and their manifest validated against IMS's XSD, the Moodle
-XML read as Moodle's importer reads it (tests/lms_schemas.py). Same bytes twice."""
+XML read as Moodle's importer reads it (tests/support/lms_schemas.py). Same bytes twice."""
 
 from __future__ import annotations
 
@@ -18,10 +18,9 @@ from quizgen.execution.pool import Pool
 from quizgen.render.base import Project
 from quizgen.render.lms import moodle, qti
 from quizgen.render.stage import Stage
-
-from . import lms_schemas
-from .conftest import SAMPLE_DECK, write_project
-from .variants_support import CHOICE_DECK, FEEDBACK
+from tests.support import lms_schemas
+from tests.support.projects import SAMPLE_DECK, write_project
+from tests.support.variants import CHOICE_DECK, FEEDBACK
 
 ONE_WAY = """\
 deck: Lists

@@ -20,10 +20,10 @@ from quizgen.render.lms import scorm
 from quizgen.render.stage import Stage
 from quizgen.render.templating import TemplateProblem
 from quizgen.render.view import card_key
-
-from . import lms_schemas
-from .conftest import SAMPLE_DECK, write_project
-from .quiz_support import SAMPLE_IDS, close_tab, npm_file, open_tab
+from tests.support import lms_schemas
+from tests.support.projects import SAMPLE_DECK, write_project
+from tests.support.quiz import SAMPLE_IDS, close_tab, open_tab
+from tests.support.tools import npm_file
 
 SCORM_AGAIN_VERSION = "3"
 SLUG = "sample-gradients"

@@ -7,17 +7,16 @@ import random
 import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import require
-from .quiz_support import missing
+from tests.support.paths import REPO
+from tests.support.tools import missing, require
 
 fsrs = require("fsrs")
 
-FSRS_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "quiz" / "fsrs.js"
+FSRS_JS = REPO / "src" / "quizgen" / "static" / "quiz" / "fsrs.js"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MS = timedelta(milliseconds=1)
 SEQUENCES = 1500

@@ -11,8 +11,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.render.quiz import assets
 from quizgen.render.view import card_key
-
-from .quiz_support import (
+from tests.support.quiz import (
     HOSTILE_PAGE,
     SAMPLE_PAGE,
     axe_source,

@@ -15,8 +15,7 @@ from quizgen.render import quiz
 from quizgen.render.base import Project
 from quizgen.render.stage import Stage
 from quizgen.render.view import card_key
-
-from .quiz_support import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, as_shown, cards_held
+from tests.support.quiz import HOSTILE_PAGE, REMOTE_IMAGE, SAMPLE_IDS, SAMPLE_PAGE, as_shown, cards_held
 
 
 def write_quiz(decks: list[VerifiedDeck], out_dir: Path, templates: Path | None = None) -> None:

@@ -11,8 +11,7 @@ from playwright.sync_api import expect
 
 from quizgen import pipeline
 from quizgen.render.view import card_key
-
-from .quiz_support import (
+from tests.support.quiz import (
     SAMPLE_PAGE,
     Tab,
     arrow_to,

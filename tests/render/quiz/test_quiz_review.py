@@ -14,9 +14,8 @@ from playwright.sync_api import expect
 
 from quizgen import pipeline
 from quizgen.render.view import card_key
-
-from .conftest import require
-from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, site_url
+from tests.support.quiz import SAMPLE_IDS, SAMPLE_PAGE, Tab, close_tab, open_tab, site_url
+from tests.support.tools import require
 
 fsrs = require("fsrs")
 

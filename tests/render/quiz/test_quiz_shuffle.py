@@ -14,8 +14,7 @@ import pytest
 from quizgen import pipeline
 from quizgen.errors import CardErrors
 from quizgen.project import settings
-
-from .quiz_support import close_tab, open_tab
+from tests.support.quiz import close_tab, open_tab
 
 CARDS = "".join(
     f"  - id: c{k}\n    kind: basic\n    front: Card number {k}\n    back: Back {k}\n" for k in range(8)

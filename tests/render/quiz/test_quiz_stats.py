@@ -12,8 +12,15 @@ import pytest
 
 from quizgen import pipeline
 from quizgen.render.view import card_key
-
-from .quiz_support import SAMPLE_IDS, SAMPLE_PAGE, axe_source, axe_violations, close_tab, open_tab, site_url
+from tests.support.quiz import (
+    SAMPLE_IDS,
+    SAMPLE_PAGE,
+    axe_source,
+    axe_violations,
+    close_tab,
+    open_tab,
+    site_url,
+)
 
 T0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

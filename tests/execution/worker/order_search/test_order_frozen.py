@@ -10,8 +10,7 @@ import torch
 from quizgen.execution.worker.order_search import frozen as order_frozen
 from quizgen.execution.worker.order_search import program_state as order_state
 from quizgen.execution.worker.order_search import search as order_runs
-
-from .order_puzzles import job, search
+from tests.support.order_puzzles import job, search
 
 pytestmark = pytest.mark.usefixtures("warm_search")
 

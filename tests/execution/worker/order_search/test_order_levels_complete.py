@@ -20,12 +20,12 @@ from quizgen import pipeline
 from quizgen.errors import CardErrors
 from quizgen.execution.worker.order_search.budget import OverBudget
 from quizgen.kinds.order.answer import judge_typed
-
-from .order_puzzles import PATH, job, random_loop_puzzle, search
-from .quiz_support import missing
+from tests.support.order_puzzles import PATH, job, random_loop_puzzle, search
+from tests.support.paths import REPO
+from tests.support.tools import missing
 
 HEADER = "deck: T\ncards:\n"
-JUDGE_JS = Path(__file__).parents[1] / "src" / "quizgen" / "static" / "judge.js"
+JUDGE_JS = REPO / "src" / "quizgen" / "static" / "judge.js"
 
 
 pytestmark = pytest.mark.usefixtures("warm_search")

@@ -2,7 +2,7 @@
 autograd graph in a name the lines use is searched fast (its start rebuilt by running setup again);
 a puzzle whose accepted set is huge ends at once with a verdict; an indented puzzle tries every block at
 every level; and the fast search accepts exactly what the plain one does on a corpus of realistic
-puzzles (tests/order_corpus.py, seeded apart from the benchmark)."""
+puzzles (tests/support/order_corpus.py, seeded apart from the benchmark)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from quizgen.errors import CardErrors
 from quizgen.execution.worker.order_search import search as order_runs
 from quizgen.execution.worker.snippets import SnippetFailed
 from quizgen.kinds.order.answer import judge_typed
-
-from .order_corpus import CORPUS_SEED, corpus
-from .order_puzzles import job, search
+from tests.support.order_corpus import CORPUS_SEED, corpus
+from tests.support.order_puzzles import job, search
 
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 
@@ -192,13 +191,13 @@ def test_fast_and_plain_searches_agree_on_a_corpus_of_realistic_puzzles(plain_ru
 
 
 def test_fast_and_plain_searches_agree_on_shapes_the_corpus_does_not_draw(plain_runs: list[str]) -> None:
-    """One puzzle of each shape of tests/order_unseen.py (its own seed): a scheduler over `repeat: 3`,
+    """One puzzle of each shape of tests/support/order_unseen.py (its own seed): a scheduler over `repeat: 3`,
     accumulation under `if (i + 1) % k == 0:`, loops two deep, `no_grad` and `autocast` blocks,
     try/except, an LBFGS closure, Adam with state, a hook made in setup, torch.func.grad, dropout and
     noise, a class in blocks, prints and warnings, a distractor right at another level. (Drawn with
     another seed, a hook's puzzle found the fast search naming another usable order: a start rebuilt
     from setup ran in a dict of its own; test_order_search_fast's rebuilt-start test holds that.)"""
-    from .order_unseen import SHAPES, unseen
+    from tests.support.order_unseen import SHAPES, unseen
 
     differ = []
     for name, puzzle in unseen(len(SHAPES)):

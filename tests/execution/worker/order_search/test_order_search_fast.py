@@ -16,10 +16,9 @@ from quizgen.cards import loader
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Job, RunJob, SearchJob
 from quizgen.kinds import order
+from tests.support.order_puzzles import job, random_loop_puzzle, random_puzzle, search
+from tests.support.paths import REPO
 
-from .order_puzzles import job, random_loop_puzzle, random_puzzle, search
-
-REPO = Path(__file__).resolve().parent.parent
 HEADER = "deck: T\nsetup: |\n  import torch\ncards:\n"
 
 
@@ -410,7 +409,7 @@ def test_a_start_rebuilt_from_setup_runs_in_the_searchs_own_namespace() -> None:
     """The start holds a graph (`out`), so each branch is rebuilt by running setup again; `note`, made by
     setup, must read the branch's `log`. Before, setup ran in a new dict whose variables were copied
     over: `note` kept appending to that dict's `log`, and the fast search rejected every order the
-    plain one accepts (a forward hook made in setup was found so: tests/order_unseen.py)."""
+    plain one accepts (a forward hook made in setup was found so: tests/support/order_unseen.py)."""
     setup = (
         "w = torch.ones(2, requires_grad=True)\nout = (w * 2).sum()\nlog = []\n"
         "def note(v):\n    log.append(v)\n"
@@ -424,7 +423,7 @@ def test_a_start_rebuilt_from_setup_runs_in_the_searchs_own_namespace() -> None:
 
 
 def test_one_slow_sample_does_not_make_copies_look_dear_for_good() -> None:
-    """Measured on an LBFGS puzzle (tests/order_unseen.py): copies took 41 us (median) but one took
+    """Measured on an LBFGS puzzle (tests/support/order_unseen.py): copies took 41 us (median) but one took
     14 ms (a garbage collection inside it); the running mean stayed at 1.1 ms, a copy judged dearer than
     a rebuild is not run, so never measured again, and every state was rebuilt from setup (and a
     fingerprint mean of 12 ms stopped comparisons). A sample counts at most OUTLIER means; a cost that
@@ -451,8 +450,7 @@ def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
     run against the plain search's 3,271; 1.6 times its CPU time); now it takes only steps that lead on
     to a candidate that compiles throughout (order.program.Onward), and runs no statement plain does not."""
     from quizgen.execution.worker.order_search.steps import Runs
-
-    from .order_unseen import closure_lbfgs
+    from tests.support.order_unseen import closure_lbfgs
 
     assembled: list[set[tuple[object, ...]]] = []
     assemble = Runs._assemble

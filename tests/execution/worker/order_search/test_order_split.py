@@ -9,8 +9,7 @@ from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Outcome, Result
 from quizgen.execution.worker.order_search.split import SPLIT_FROM, Split, candidates, worth_splitting
-
-from .order_puzzles import job, search
+from tests.support.order_puzzles import job, search
 
 # 7 appends to one list: 7! candidates, no two of which reach the same state; 0, 1, 2 keep their order
 LINES = [f"log.append({k})" for k in range(7)]
