@@ -71,7 +71,7 @@ import torch, torch.nn as nn
 import torch.distributed as dist
 import torch.distributed.nn  # as the warm zygote does (quizgen.execution.worker.warm)
 from torch.nn.parallel import DistributedDataParallel as DDP
-from quizgen.execution import process_groups
+from quizgen.execution.worker import process_groups
 
 def job(keep):
     store = os.path.join(tempfile.mkdtemp(), "store")
