@@ -63,7 +63,7 @@ test: $(VENV)/.test browser sandbox $(ANKICONNECT)
 	$(BIN)/python -m pytest
 
 # The documentation site (mkdocs-material, from the test extra) into build/site: every warning an error,
-# so a link to a missing page or anchor fails it (tests/test_docs_site.py builds it in `make test` too).
+# so a link to a missing page or anchor fails it (tests/e2e/test_docs_site.py builds it in `make test` too).
 docs: $(VENV)/.test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 

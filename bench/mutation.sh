@@ -9,7 +9,7 @@
 # Environment: MUTVENV  the tool's own venv, never the project's (default ~/.cache/quizgen-mutvenv; made
 #                       on first use with constraints.txt, so torch stays the pinned CPU wheel)
 #              JOBS     mutmut's worker processes (default 1)
-#              EXTRA_TESTS  more test ids for the selection (e.g. tests/test_execute.py, which starts the
+#              EXTRA_TESTS  more test ids for the selection (e.g. tests/execution/test_execute.py, which starts the
 #                       worker pool); then mutate only FILES that run in the parent process: a mutated module
 #                       imported by the worker makes it exit 70 while mutmut collects coverage
 #              FILES    space-separated src/ paths replacing only_mutate

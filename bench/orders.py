@@ -8,10 +8,11 @@ seconds (time.process_time), so other load on the machine counts less. `--jobs N
 puzzle through a warm worker pool of 1 and of N workers (a big search is split across them) and gives
 the wall-clock seconds of both (load on the machine counts fully there). `--random N` also searches N
 random small puzzles both ways and counts those whose results differ (the test suite's equivalence
-check, tests/test_order_search_fast.py, runs 200 of them). `--corpus N` searches N realistic puzzles
-(tests/order_corpus.py, drawn with BENCH_SEED, not the tests' CORPUS_SEED) both ways and reports the
-share the fast search handles without falling back on the plain one (target >= 95%) and the worst ratio
-of fast to plain CPU time (target <= 1.0); `make bench` runs `--corpus 40 --corpus-only`.
+check, tests/execution/worker/order_search/test_order_search_fast.py, runs 200 of them). `--corpus N`
+searches N realistic puzzles (tests/support/order_corpus.py, drawn with BENCH_SEED, not the tests'
+CORPUS_SEED) both ways and reports the share the fast search handles without falling back on the plain
+one (target >= 95%) and the worst ratio of fast to plain CPU time (target <= 1.0); `make bench` runs
+`--corpus 40 --corpus-only`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.order_corpus import BENCH_SEED, corpus
-from tests.order_puzzles import job, random_puzzle, search, warm
+from tests.support.order_corpus import BENCH_SEED, corpus
+from tests.support.order_puzzles import job, random_puzzle, search, warm
 
 TRAINING_SETUP = """\
 model = torch.nn.Linear(3, 1)

@@ -1,5 +1,6 @@
 """The shape of the code: one-way imports, torch only in execution, small modules and functions,
-and each card kind's name written in few places (a kind lives in its own module)."""
+and each card kind's name written in few places (a kind lives in its own module); the tests' own shape:
+folders that mirror src/quizgen, and no test module importing another but tests/support/."""
 
 from __future__ import annotations
 
@@ -172,3 +173,102 @@ def test_a_kinds_files_lie_in_its_folder() -> None:
             "anki.front.html",
             "anki.back.html",
         }
+
+
+# -- the tests' own shape ----------------------------------------------------------------------------
+
+TESTS = Path(__file__).parent
+# Test folders that mirror no folder of src/quizgen, each with its reason.
+EXTRA_TEST_FOLDERS = {
+    "support": "helpers shared by test files (the only test modules a test may import)",
+    "cases": "data files read by the Python and the JavaScript tests alike",
+    "js": "the node tests of the quiz's JavaScript",
+    "e2e": "the whole program as a user meets it",
+    "safety": "a stranger's repository against the build (docs/safety.md)",
+}
+
+
+def imported_test_modules(path: Path, top: Path) -> set[str]:
+    """The test-tree modules (`tests.…`) that `path`, under top/tests, imports (relative ones resolved)."""
+    package = list(path.relative_to(top).parent.parts)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "tests")
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            if target.split(".")[0] != "tests":
+                continue
+            folder = top.joinpath(*target.split("."))
+            for alias in node.names:  # `from tests.support import quiz` imports the module tests.support.quiz
+                is_module = (folder / alias.name).is_dir() or (folder / f"{alias.name}.py").is_file()
+                found.add(f"{target}.{alias.name}" if is_module else target)
+    return found
+
+
+def foreign_test_imports(tests: Path) -> dict[str, list[str]]:
+    """File under `tests` -> the test modules it imports besides tests.support (conftest.py counts)."""
+    found = {}
+    for path in sorted(tests.rglob("*.py")):
+        modules = imported_test_modules(path, tests.parent)
+        bad = sorted(m for m in modules if m != "tests.support" and not m.startswith("tests.support."))
+        if bad:
+            found[str(path.relative_to(tests))] = bad
+    return found
+
+
+def test_no_test_module_imports_another_but_support() -> None:
+    """Shared helpers live in tests/support/; fixtures come from conftest.py by name, never by import."""
+    assert foreign_test_imports(TESTS) == {}
+
+
+def test_foreign_test_imports_are_seen(tmp_path: Path) -> None:
+    """The check above sees relative and absolute imports of a test file or of conftest, inside functions
+    too, and lets tests.support be."""
+    tests = tmp_path / "tests"
+    for folder in ("cards", "render", "support"):
+        (tests / folder).mkdir(parents=True)
+    (tests / "support" / "quiz.py").write_text("")
+    (tests / "render" / "test_x.py").write_text("")
+    (tests / "cards" / "test_a.py").write_text(
+        "from tests.support.quiz import open_tab\nfrom tests.support import quiz\n"
+        "from ..conftest import write_project\nfrom tests.render import test_x\n"
+        "def f():\n    from .test_b import helper\n"
+    )
+    assert foreign_test_imports(tests) == {
+        "cards/test_a.py": ["tests.cards.test_b", "tests.conftest", "tests.render.test_x"]
+    }
+
+
+def test_every_test_folder_mirrors_a_source_folder() -> None:
+    """tests/<path>/ tests src/quizgen/<path>/ (or the module <path>.py), or is one of the extra folders."""
+    folders = [
+        p.relative_to(TESTS)
+        for p in sorted(TESTS.rglob("*"))
+        if p.is_dir() and not {"__pycache__", "node_modules"} & set(p.parts) and not p.name.startswith(".")
+    ]
+    strays = [
+        str(f)
+        for f in folders
+        if f.parts[0] not in EXTRA_TEST_FOLDERS
+        and not (SRC / f).is_dir()
+        and not (SRC / f).with_suffix(".py").is_file()
+    ]
+    assert strays == []
+    python = [f for f in folders if f.parts[0] not in ("cases", "js")]
+    assert [
+        str(f) for f in python if not (TESTS / f / "__init__.py").is_file()
+    ] == []  # same basenames may recur
+
+
+def test_test_files_are_tests_or_support() -> None:
+    """Outside support/, a Python file under tests/ is a test module, a conftest.py or an __init__.py."""
+    loose = [
+        str(p.relative_to(TESTS))
+        for p in sorted(TESTS.rglob("*.py"))
+        if p.relative_to(TESTS).parts[0] != "support"
+        and not (p.name.startswith("test_") or p.name in ("conftest.py", "__init__.py"))
+        and "node_modules" not in p.parts
+    ]
+    assert loose == []

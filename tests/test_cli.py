@@ -15,10 +15,8 @@ from click.testing import CliRunner
 
 from quizgen import __version__
 from quizgen.cli import cli
-
-from .conftest import SAMPLE_DECK
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
+from tests.support.projects import SAMPLE_DECK
 
 
 def test_help_and_version_never_import_torch() -> None:
@@ -128,7 +126,7 @@ def test_outputs_are_readable_by_others(sample_build: object) -> None:
 def test_timings_list_the_cards_that_ran_longest_and_only_those_that_ran(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .conftest import write_project
+    from tests.support.projects import write_project
 
     deck = (
         "deck: Slow\nsetup: |\n  import time\ncards:\n"

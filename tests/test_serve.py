@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,9 @@ from quizgen.cli import cli
 from quizgen.execution.pool import Pool
 from quizgen.render import manifest
 from quizgen.render.view import card_key
-
-from .quiz_support import SAMPLE_PAGE, close_tab, copy_project, open_tab
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.support.projects import copy_project
+from tests.support.quiz import SAMPLE_PAGE, close_tab, open_tab
+from tests.support.waiting import wait_for
 
 
 def test_a_change_is_a_card_file_or_a_template_not_what_the_build_writes(tmp_path: Path) -> None:

@@ -10,7 +10,11 @@ const vm = require("node:vm");
 
 const SRC = path.join(__dirname, "..", "..", "src", "quizgen");
 const STATIC = path.join(SRC, "static");
-const KINDS = fs.readdirSync(path.join(STATIC, "quiz", "kinds")).filter((f) => f.endsWith(".js")).sort();
+// A kind's quiz script is kinds/<kind>/quiz.js, served as assets/kinds/<kind>.js (the order puzzle's moves,
+// kinds/order/layout.js, as assets/order.js).
+const KINDS = fs.readdirSync(path.join(SRC, "kinds"), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && fs.existsSync(path.join(SRC, "kinds", d.name, "quiz.js")))
+  .map((d) => d.name + ".js").sort();
 
 /* The asset names a page's <script>s load, in order; on a deck page, every kind's script. */
 function pageScripts(page) {
@@ -26,7 +30,12 @@ function pageScripts(page) {
   return names;
 }
 
-function file(name) { return name === "judge.js" ? path.join(STATIC, name) : path.join(STATIC, "quiz", name); }
+function file(name) {
+  if (name === "judge.js") return path.join(STATIC, name);
+  if (name === "order.js") return path.join(SRC, "kinds", "order", "layout.js");
+  const kind = /^kinds\/(\w+)\.js$/.exec(name);
+  return kind ? path.join(SRC, "kinds", kind[1], "quiz.js") : path.join(STATIC, "quiz", name);
+}
 
 /* Run the scripts in one global, as a browser would (without a document, so nothing starts). */
 function load(names) {
@@ -38,7 +47,7 @@ function load(names) {
 
 test("a deck page loads every script, in an order where each finds what it needs", () => {
   const names = pageScripts("deck");
-  const everything = ["judge.js", ...fs.readdirSync(path.join(STATIC, "quiz")).filter((f) => f.endsWith(".js")),
+  const everything = ["judge.js", "order.js", ...fs.readdirSync(path.join(STATIC, "quiz")).filter((f) => f.endsWith(".js")),
     ...KINDS.map((k) => "kinds/" + k)];
   assert.deepEqual([...names].sort(), everything.sort());
   assert.equal(names[names.length - 1], "quiz.js", "quiz.js starts the page, so it comes last");
@@ -63,7 +72,7 @@ test("every script loads in node on its own", () => {
 test("every kind's hooks are functions deck.js knows", () => {
   const known = ["attach", "reset", "lock", "click", "submit", "key", "owns"];
   for (const k of KINDS) {
-    const hooks = require(path.join(STATIC, "quiz", "kinds", k));
+    const hooks = require(file("kinds/" + k));
     for (const [name, hook] of Object.entries(hooks)) {
       assert.ok(known.includes(name), `${k}: ${name}`);
       assert.equal(typeof hook, "function", `${k}: ${name}`);

@@ -2,7 +2,7 @@
 (function (root) {
   "use strict";
 
-  var D = root.QuizgenDom || require("../dom.js");
+  var D = root.QuizgenDom || require("../../static/quiz/dom.js");
   var $ = D.$;
 
   function reveal(card, deck) {

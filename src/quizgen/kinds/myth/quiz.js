@@ -2,7 +2,7 @@
 (function (root) {
   "use strict";
 
-  var D = root.QuizgenDom || require("../dom.js");
+  var D = root.QuizgenDom || require("../../static/quiz/dom.js");
 
   function lock(card) { D.disable(".choices button", card.el); }
 

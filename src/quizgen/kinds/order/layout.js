@@ -4,8 +4,8 @@
 (function (root) {
   "use strict";
 
-  var J = root.QuizgenJudge || require("../judge.js");
-  var plural = (root.QuizgenDom || require("./dom.js")).plural;
+  var J = root.QuizgenJudge || require("../../static/judge.js");
+  var plural = (root.QuizgenDom || require("../../static/quiz/dom.js")).plural;
 
   function copy(layout) {
     var out = { block: layout.block.slice(), pool: layout.pool.slice() };

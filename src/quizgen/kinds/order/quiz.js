@@ -8,8 +8,8 @@
 (function (root) {
   "use strict";
 
-  var D = root.QuizgenDom || require("../dom.js");
-  var O = root.QuizgenOrder || require("../order.js");
+  var D = root.QuizgenDom || require("../../static/quiz/dom.js");
+  var O = root.QuizgenOrder || require("./layout.js");
   var $ = D.$, $$ = D.$$, announce = D.announce;
   // The line picked up by keyboard (and where it came from), and the line being dragged: one per page.
   var held = { picked: null, origin: null, moving: false, dragged: null, grabX: 0 };

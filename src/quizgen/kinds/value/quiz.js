@@ -6,8 +6,8 @@
 (function (root) {
   "use strict";
 
-  var D = root.QuizgenDom || require("../dom.js");
-  var J = root.QuizgenJudge || require("../../judge.js");
+  var D = root.QuizgenDom || require("../../static/quiz/dom.js");
+  var J = root.QuizgenJudge || require("../../static/judge.js");
   var $ = D.$, $$ = D.$$;
 
   function choosing(card) { return !!$(".options", card.el); }

@@ -1,0 +1,1 @@
+"""Tests of quizgen/answers/: declared against executed answers, answers as read, the typed-answer judge."""

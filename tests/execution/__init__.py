@@ -1,0 +1,1 @@
+"""Tests of quizgen/execution/ (the parent's side): the worker pool, the result cache, progress."""

@@ -1,0 +1,1 @@
+"""Tests of quizgen/execution/sandbox/: snippets run without network, home or writable files."""

@@ -1,0 +1,1 @@
+"""Tests of quizgen/project/: init and settings, the lock, check --locked, folder trees."""

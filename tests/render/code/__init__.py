@@ -1,0 +1,1 @@
+"""Tests of quizgen/render/code/: highlighting."""
