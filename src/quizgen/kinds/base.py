@@ -2,8 +2,9 @@
 
 A kind reads its fields (parse), says what must run (job), checks what ran (verify), and shows itself
 to learners (view) and to Anki (note_fields). Everything else of a kind lies in its own folder beside its
-module (`kinds/<name>/`): its Anki templates `anki.{front,back}.html`, its quiz template `quiz.html` (a
-project overrides it as `templates/quiz/kinds/<name>.html`) and its quiz script `quiz.js`, if any.
+module (`kinds/<name>/`): its Anki templates `anki.{front,back}.html` and script `anki.js`, its quiz
+template `quiz.html` (a project overrides it as `templates/quiz/kinds/<name>.html`) and its quiz script
+`quiz.js`, if any.
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ class CardKind(Generic[C]):
         """(front, back) Anki templates, with `%QUIZGEN_JS%` where the media script's name goes."""
         front, back = (self.folder / f"anki.{side}.html" for side in ("front", "back"))
         return front.read_text(encoding="utf-8"), back.read_text(encoding="utf-8")
+
+    def anki_script(self) -> str:
+        """The kind's Anki script (`anki.js`: its hooks for the shared glue), or "" when it needs none."""
+        script = self.folder / "anki.js"
+        return script.read_text(encoding="utf-8") if script.is_file() else ""
 
     def quiz_assets(self) -> dict[str, Path]:
         """The kind's files among the quiz's assets, by asset name: its `quiz.js` as `kinds/<name>.js`, and

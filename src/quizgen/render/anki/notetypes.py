@@ -36,6 +36,7 @@ def fields(kind: str) -> tuple[str, ...]:
 
 
 NAME_PREFIX = "quizgen "
+_MOUNT = '(typeof window !== "undefined" ? window : this).QuizgenAnki.mount();'
 JS_PLACEHOLDER = "%QUIZGEN_JS%"
 
 
@@ -49,13 +50,16 @@ def _template_file(file: str) -> str:
 
 @cache
 def media_js() -> tuple[str, bytes]:
-    """(file name, content) of the script every note type loads: judge.js, then the Anki glue.
+    """(file name, content) of the script every note type loads: judge.js, the Anki glue, each kind's own
+    script (kinds/<kind>/anki.js, by kind name), then the call that mounts the card.
 
     The name carries a hash of the content because Anki never replaces a media file it already has;
     the leading underscore keeps Anki's "Check Media" from deleting it as unused.
     """
     judge = resources.files("quizgen").joinpath("static", "judge.js").read_text(encoding="utf-8")
-    data = (judge.rstrip() + "\n\n" + _template_file("card.js")).encode()
+    own = [kind.anki_script() for kind in sorted(kinds.all_kinds(), key=lambda k: k.name)]
+    parts = [judge.rstrip(), _template_file("card.js").rstrip(), *(s.rstrip() for s in own if s), _MOUNT]
+    data = ("\n\n".join(parts) + "\n").encode()
     return f"_quizgen-anki-{hashlib.sha256(data).hexdigest()[:12]}.js", data
 
 
