@@ -185,6 +185,6 @@ def _run_job(setup: list[str], code: str, expr: str | None = None) -> Any:
     ],
 )
 def test_which_code_uses_torch(setup: list[str], code: str, expr: str | None, uses: bool) -> None:
-    from quizgen.render.present import uses_torch
+    from quizgen.render.torch_use import uses_torch
 
     assert uses_torch(_run_job(setup, code, expr)) is uses
