@@ -3,115 +3,16 @@
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 from typing import Any
 
 import click
 
 from quizgen import __version__
-from quizgen.constants import DEFAULT_TIMEOUT, MAX_TIMEOUT, MAX_TIMEOUT_ENV
+from quizgen.commands.options import common_options, matrix_option, run_options, timings_option
+from quizgen.commands.torch import torch_group
 from quizgen.errors import count, warning_lines
 from quizgen.terminal import echo, guard
-
-_common = [
-    click.option(
-        "--cards",
-        "cards_dir",
-        type=click.Path(path_type=Path),
-        default=Path("cards"),
-        show_default=True,
-        help="Folder of YAML card files.",
-    ),
-    click.option(
-        "--out",
-        "out_dir",
-        type=click.Path(path_type=Path),
-        default=Path("build"),
-        show_default=True,
-        help="Output folder (the result cache is kept apart, in the user's cache directory).",
-    ),
-    click.option(
-        "-j",
-        "--jobs",
-        type=click.IntRange(min=1),
-        default=os.cpu_count() or 1,
-        show_default=True,
-        help="Snippets executed at once.",
-    ),
-    click.option("--fail-fast", is_flag=True, help="Stop at the first card that fails."),
-    click.option(
-        "--sandbox",
-        type=click.Choice(["auto", "require", "off"]),
-        default="auto",
-        show_default=True,
-        help="Run snippets in bubblewrap's sandbox: no network, no terminal, a read-only file system "
-        "without the project or $HOME (auto, require: stop where it cannot start; off: your rights).",
-    ),
-    click.option("--no-cache", "no_cache", is_flag=True, help="Execute every snippet again."),
-    click.option(
-        "--all-warnings",
-        "all_warnings",
-        is_flag=True,
-        help="Show every warning, also those an earlier run showed already.",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(min=0.1),
-        default=None,
-        help=f"Seconds one snippet may run (an order search gets ten times this) [default: quizgen.toml's "
-        f"timeout, else {DEFAULT_TIMEOUT:g}].",
-    ),
-    click.option(
-        "--max-timeout",
-        type=click.FloatRange(min=0.1),
-        default=MAX_TIMEOUT,
-        envvar=MAX_TIMEOUT_ENV,
-        show_default=True,
-        show_envvar=True,
-        help="The most a project's quizgen.toml may set its timeout to (the project is not trusted to "
-        "lift it; --timeout is).",
-    ),
-]
-
-
-_matrix = click.option(
-    "--matrix",
-    is_flag=True,
-    help="Run every torch version of the project's matrix (quizgen.toml's torch); a version not "
-    "provisioned is an error, not the answers quizgen.lock recorded for it.",
-)
-
-
-_timings_flag = click.option(
-    "--timings", is_flag=True, help="After the summary, list the cards whose jobs ran longest in this build."
-)
-
-
-def common_options(f: Any) -> Any:
-    for option in reversed(_common):
-        f = option(f)
-    return f
-
-
-def _options(**kw: Any) -> Any:
-    from quizgen.pipeline import Options
-    from quizgen.terminal import progress_printer
-
-    return Options(
-        cards_dir=kw["cards_dir"],
-        out_dir=kw["out_dir"],
-        jobs=kw["jobs"],
-        fail_fast=kw["fail_fast"],
-        use_cache=not kw["no_cache"],
-        timeout=kw["timeout"],
-        max_timeout=kw["max_timeout"],
-        sandbox=kw["sandbox"],
-        warn_once=not kw["all_warnings"],
-        matrix=kw.get("matrix", False),
-        progress=progress_printer(),
-        waiting=lambda: echo("waiting for another build of this project to finish", err=True),
-    )
 
 
 def _summary(report: Any) -> str:
@@ -177,8 +78,8 @@ def cli() -> None:
 
 @cli.command()
 @common_options
-@_matrix
-@_timings_flag
+@matrix_option
+@timings_option
 @click.option(
     "--report",
     is_flag=True,
@@ -206,11 +107,11 @@ def check(torch_version: str | None, timings: bool, report: bool, locked: bool, 
     if torch_version is not None:
         from quizgen.torch_versions import drift
 
-        found = drift.check(_options(**kw), torch_version)
+        found = drift.check(run_options(**kw), torch_version)
         for line in found.lines():
             echo(line)
         return
-    checked = pipeline.check(_options(**kw))
+    checked = pipeline.check(run_options(**kw))
     _warn(checked)
     echo(_summary(checked))
     _timings(checked, timings)
@@ -228,8 +129,8 @@ def check(torch_version: str | None, timings: bool, report: bool, locked: bool, 
 @cli.command()
 @common_options
 @click.option("--watch", is_flag=True, help="Keep running; rebuild when a card file or template changes.")
-@_matrix
-@_timings_flag
+@matrix_option
+@timings_option
 def build(watch: bool, timings: bool, **kw: Any) -> None:
     """Check every card, then write the outputs into the output folder."""
     from quizgen import pipeline
@@ -237,9 +138,9 @@ def build(watch: bool, timings: bool, **kw: Any) -> None:
     if watch:
         from quizgen.serve import watch_forever
 
-        watch_forever(_options(**kw), echo)
+        watch_forever(run_options(**kw), echo)
         return
-    report = pipeline.build(_options(**kw))
+    report = pipeline.build(run_options(**kw))
     _warn(report)
     echo(_summary(report))
     for note in report.notes:
@@ -262,7 +163,7 @@ def serve(port: int, **kw: Any) -> None:
     """Build, serve OUT/quiz on http://127.0.0.1:PORT/ and rebuild when cards or templates change."""
     from quizgen.serve import serve as serve_quiz
 
-    serve_quiz(_options(**kw), port=port, echo=echo)
+    serve_quiz(run_options(**kw), port=port, echo=echo)
 
 
 @cli.command()
@@ -289,7 +190,7 @@ def push(profile: str | None, collection_path: Path | None, url: str, **kw: Any)
 
     if profile is not None and collection_path is not None:
         raise click.UsageError("give --profile or --collection, not both")
-    report = pipeline.build(_options(**kw))
+    report = pipeline.build(run_options(**kw))
     _warn(report)
     echo(_summary(report))
     for note in report.notes:
@@ -308,7 +209,7 @@ def show(card_id: str, **kw: Any) -> None:
     """Check every card, then print what the card CARD accepts (a puzzle's accepted arrangements)."""
     from quizgen.report.show import show as shown
 
-    for line in shown(_options(**{**kw, "all_warnings": True}), card_id):  # (warnings are not shown)
+    for line in shown(run_options(**{**kw, "all_warnings": True}), card_id):  # (warnings are not shown)
         echo(line)
 
 
@@ -333,61 +234,7 @@ def schema() -> None:
     echo(json.dumps(json_schema(), indent=2))
 
 
-@cli.group(name="torch")
-def torch_group() -> None:
-    """Other torch versions to check cards under: environments in the user's cache directory."""
-
-
-@torch_group.command(name="add")
-@click.argument("version")
-def torch_add(version: str) -> None:
-    """Download torch VERSION (about 3 GB) into an environment of its own, once."""
-    from quizgen.torch_versions import changed, environments
-
-    if environments.python_for(environments.checked(version)) is None:
-        changed.require_release(version)  # (else pip says it, blaming its constraints)
-        needs = f"torch=={version} and what it needs"
-        echo(f"torch {version}: downloading {needs} with pip ({environments.DOWNLOAD})")
-    made = environments.provision(version, environments.pip_progress(_say))
-    echo(f"torch {version}: {made.python} ({environments.size_text(made.size)})")
-
-
-@torch_group.command(name="list")
-def torch_list() -> None:
-    """The torch versions cards can run under: the installed one and each provisioned one."""
-    from quizgen.torch_versions import environments
-
-    installed = environments.installed_version()
-    echo(f"{installed}  installed with quizgen" if installed else "no torch is installed with quizgen")
-    for env in environments.listing():
-        echo(f"{env.version}  {environments.size_text(env.size)}  {env.path}")
-
-
-@torch_group.command(name="remove")
-@click.argument("version")
-def torch_remove(version: str) -> None:
-    """Delete the environment of torch VERSION."""
-    from quizgen.torch_versions import environments
-
-    echo(f"removed {environments.remove(version)}")
-
-
-@torch_group.command(name="bisect")
-@click.argument("card_id", metavar="CARD")
-@click.option("--add", is_flag=True, help="Provision the releases the search runs (about 3 GB each).")
-@common_options
-def torch_bisect(card_id: str, add: bool, **kw: Any) -> None:
-    """Find the first torch release where CARD's answer changes; record it in quizgen.lock (changed_in)."""
-    from quizgen.torch_versions.bisecting import bisect
-
-    found = bisect(_options(**kw), card_id, add, _say)
-    if found.needed:
-        raise click.ClickException(found.said(card_id))
-    echo(found.said(card_id))
-
-
-def _say(line: str) -> None:
-    echo(line, err=True)
+cli.add_command(torch_group)
 
 
 def main() -> None:
