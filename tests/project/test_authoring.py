@@ -21,8 +21,8 @@ from tests.support.quiz import as_shown
 @pytest.fixture
 def warm_cli(monkeypatch: pytest.MonkeyPatch, pool: Pool) -> None:
     """The CLI's own options, with the session's warm worker pool (torch is imported once per run)."""
-    make = cli_module._options
-    monkeypatch.setattr(cli_module, "_options", lambda **kw: dataclasses.replace(make(**kw), pool=pool))
+    make = cli_module.run_options
+    monkeypatch.setattr(cli_module, "run_options", lambda **kw: dataclasses.replace(make(**kw), pool=pool))
 
 
 def test_init_then_build_in_an_empty_folder(
