@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from quizgen import pipeline
-from quizgen.torch_versions import environments, matrix
+from quizgen.torch_versions import environments, installed
 from quizgen.torch_versions.installed import version as torch_version
 from tests.support.paths import REPO
 from tests.support.projects import SAMPLE_DECK, write_project
 
-INSTALLED = matrix.installed()
+INSTALLED = installed.release()
 EXTRA = "2.12.0"  # a version of the matrix that only the author's machine has
 REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 

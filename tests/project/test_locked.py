@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from quizgen.cli import cli
 from quizgen.errors import count
-from quizgen.torch_versions import matrix
+from quizgen.torch_versions import installed
 from tests.support.projects import SAMPLE_DECK, write_project
 from tests.support.torch_matrix import deck, make, record
 
-INSTALLED = matrix.installed()
+INSTALLED = installed.release()
 LOCK = "cards/quizgen.lock"
 
 

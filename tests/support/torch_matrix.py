@@ -14,11 +14,11 @@ from quizgen import kinds, pipeline
 from quizgen.cards import loader
 from quizgen.cards.model import Tolerance
 from quizgen.errors import CardErrors
-from quizgen.torch_versions import environments, matrix
+from quizgen.torch_versions import environments, installed, matrix
 from tests.support.projects import write_project
 from tests.support.quiz import as_shown
 
-INSTALLED = matrix.installed()
+INSTALLED = installed.release()
 OLD = "1.13.1"
 REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 

@@ -18,10 +18,10 @@ from quizgen.cards import loader
 from quizgen.cards.model import Card
 from quizgen.cli import cli
 from quizgen.execution.protocol import Answer, Outcome
-from quizgen.torch_versions import bounds, environments, matrix
+from quizgen.torch_versions import bounds, environments, installed
 from tests.support.projects import write_project
 
-INSTALLED = matrix.installed()
+INSTALLED = installed.release()
 OLD = "1.13.1"
 REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 RELEASES = ["1.13.1", "2.0.0", "2.1.0", "2.2.2", "2.3.0", INSTALLED]

@@ -24,14 +24,14 @@ from quizgen.cli import cli
 from quizgen.execution import pool
 from quizgen.execution.cache import job_key
 from quizgen.execution.protocol import Answer, Outcome, RunJob
-from quizgen.torch_versions import changed, drift, environments, installed
+from quizgen.torch_versions import changed, drift, environments, installed, versions
 from quizgen.torch_versions.installed import version as torch_version
 from tests.support.releases import TORCH_RELEASES
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
 REAL_TORCHES = environments.root()
 PIP = list(environments.PIP)  # the command that runs pip (the fixture below fakes it)
-INSTALLED = environments.public(environments.installed_version() or "")
+INSTALLED = installed.release()
 PYTHON = f"Python {sys.version_info[0]}.{sys.version_info[1]}"  # what the index lists releases for
 
 FAKE_PIP = """\
@@ -111,9 +111,9 @@ def test_numpy_before_2_for_a_torch_built_against_numpy_1() -> None:
 
 
 def test_the_installed_torch_runs_under_quizgens_own_python() -> None:
-    version = environments.installed_version()
-    assert version is not None and version == torch_version()  # the same metadata, no import
-    assert environments.python_for(environments.public(version)) == Path(sys.executable)
+    version = installed.version()
+    assert version != installed.NONE  # read from the metadata, without importing torch
+    assert environments.python_for(installed.release()) == Path(sys.executable)
     assert installed.of(Path(sys.executable)) == version
 
 
@@ -259,8 +259,8 @@ def test_cli_add_list_remove(envs: Path, runner: CliRunner) -> None:
     assert done.startswith(f"torch 1.13.1: {envs / '1.13.1' / 'bin' / 'python'} (")
     result = runner.invoke(cli, ["torch", "list"])
     assert result.exit_code == 0, result.output
-    installed, provisioned = result.output.splitlines()
-    assert installed == f"{environments.installed_version()}  installed with quizgen"
+    shown, provisioned = result.output.splitlines()
+    assert shown == f"{installed.version()}  installed with quizgen"
     assert provisioned.startswith("1.13.1  ") and provisioned.endswith(f"  {envs / '1.13.1'}")
     result = runner.invoke(cli, ["torch", "remove", "1.13.1"])
     assert (result.exit_code, result.output) == (0, f"removed {envs / '1.13.1'}\n")
@@ -439,10 +439,10 @@ def test_drift_on_a_real_torch_before_2_0(
     args = ["check", "--cards", str(root / "cards"), "--out", str(root / "build"), "--torch", real_torch]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
-    installed = environments.public(environments.installed_version() or "")
+    release = installed.release()
     lines = result.output.splitlines()
     assert lines[0] == (
-        f"{root / 'cards' / 'z.yaml'}:14:13: card 'zero-grad' -> answer: torch {installed} gives None, "
+        f"{root / 'cards' / 'z.yaml'}:14:13: card 'zero-grad' -> answer: torch {release} gives None, "
         "torch 1.13.1 gives tensor([0.])"
     )
     assert lines[1].startswith("1 card of 2 answers differently on torch 1.13.1 (2 executed, ")
@@ -469,10 +469,10 @@ def test_a_pool_under_a_real_torch_runs_in_the_sandbox(real_torch: str) -> None:
     }
     with pool.Pool(1, python=python, sandbox="require") as running:
         [(_, result)] = list(running.run({"a": job}))
-        assert environments.public(running.torch_version) == "1.13.1"
+        assert versions.release(running.torch_version) == "1.13.1"
     assert result["ok"], result
     seen = json.loads(result["value"]["value"])
-    assert environments.public(seen["torch"]) == "1.13.1"
+    assert versions.release(seen["torch"]) == "1.13.1"
     assert seen["home"].startswith("/tmp/quizgen-") and seen["home"].endswith("/home")  # the job's own
     # Nothing of quizgen's own environment is on the path: not its site-packages, not its torch.
     assert all((".venv" not in p and "site-packages" not in p) or "torch/1.13.1" in p for p in seen["path"])

@@ -32,10 +32,14 @@ def torch_add(version: str) -> None:
 @torch_group.command(name="list")
 def torch_list() -> None:
     """The torch versions cards can run under: the installed one and each provisioned one."""
-    from quizgen.torch_versions import environments
+    from quizgen.torch_versions import environments, installed
 
-    installed = environments.installed_version()
-    echo(f"{installed}  installed with quizgen" if installed else "no torch is installed with quizgen")
+    version = installed.version()
+    echo(
+        f"{version}  installed with quizgen"
+        if version != installed.NONE
+        else "no torch is installed with quizgen"
+    )
     for env in environments.listing():
         echo(f"{env.version}  {environments.size_text(env.size)}  {env.path}")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from quizgen.errors import QuizgenError
 from quizgen.torch_versions import environments
+from quizgen.torch_versions import installed as installed_torch
 from quizgen.torch_versions.changed import Bisected, index_releases, not_varying, search
 
 
@@ -28,7 +29,7 @@ def bisect(options: Any, card_id: str, add: bool, say: Callable[[str], None]) ->
     card, known, primary = vc.card, vc.torch, vc.outcome
     change = known.changed() if known is not None else None
     if known is None or change is None or primary is None:
-        answers = known.answers if known is not None else {matrix.installed(): ""}
+        answers = known.answers if known is not None else {installed_torch.release(): ""}
         raise not_varying(card_id, next(iter(answers.values())), list(answers))
     kind = kinds.get(card.kind)
     older, job = known.answers[change[0]], kind.job(deck, card)

@@ -23,6 +23,7 @@ from quizgen.errors import Problem, count
 from quizgen.execution.cache import Cache
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.torch_versions import changed, environments, labelled, matrix, versions
+from quizgen.torch_versions import installed as installed_torch
 from quizgen.torch_versions.running import machine_failure
 
 Clause = tuple[str, str]  # (operator, version) as the range writes it: (">=", "2.3")
@@ -117,7 +118,7 @@ def check(
     """Run each card's typed bounds on the provisioned releases nearest them (the matrix checks its own
     versions inside a range; here the others, and the releases outside)."""
     found = Found()
-    installed = matrix.installed()
+    installed = installed_torch.release()
     provisioned = versions.ordered([installed, *(e.version for e in environments.listing())])
     ranged = [
         c

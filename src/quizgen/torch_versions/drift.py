@@ -25,6 +25,7 @@ from quizgen.errors import InternalError, Location, count
 from quizgen.execution.cache import for_output
 from quizgen.execution.protocol import Job, Outcome
 from quizgen.torch_versions import environments, versions
+from quizgen.torch_versions import installed as installed_torch
 from quizgen.torch_versions.running import machine_failure, run_under
 
 _SHOWN = 80  # characters of a value shown in a line of the report
@@ -104,9 +105,8 @@ def check(options: pipeline.Options, version: str) -> Report:
         found = compare(verified.card, verified.outcome, theirs)  # type: ignore[arg-type]
         drawn = theirs is not None and theirs.ok and _random(deck, verified.card)  # (a failure is no draw)
         differences += [replace(d, random=drawn) for d in found]
-    installed = environments.public(environments.installed_version() or "none")
     seconds = time.perf_counter() - start
-    return Report(version, installed, differences, len(about), executed, seconds)
+    return Report(version, installed_torch.release(), differences, len(about), executed, seconds)
 
 
 def _undecided(card: Card, outcome: Outcome | None) -> Difference:

@@ -27,7 +27,7 @@ from pathlib import Path
 import quizgen
 from quizgen.errors import QuizgenError
 from quizgen.project import state
-from quizgen.torch_versions import installed
+from quizgen.torch_versions import installed, versions
 
 FOLDER = "torch"
 _PARTIAL = ".partial-"  # an environment being made: `.partial-<version>-<pid>`
@@ -82,21 +82,9 @@ def folder(version: str) -> Path:
     return root() / checked(version)
 
 
-def installed_version() -> str | None:
-    """The version of the torch installed with quizgen (None: none is)."""
-    found = installed.version()
-    return None if found == installed.NONE else found
-
-
-def public(version: str) -> str:
-    """The version without its local part: `2.13.0+cpu` is torch 2.13.0."""
-    return version.partition("+")[0]
-
-
 def is_installed(version: str) -> bool:
     """Whether `version` is the torch installed with quizgen."""
-    installed = installed_version()
-    return installed is not None and public(installed) == version
+    return installed.release() == version
 
 
 def python_for(version: str) -> Path | None:
@@ -222,7 +210,7 @@ def provision(version: str, progress: Progress | None = None, pip: list[str] | N
         python = partial / "bin" / "python"
         command = [part.replace("{python}", str(python)) for part in pip or PIP]
         _pip(command + requirements(version), version, progress)
-        if public(installed.of(python)) != version:  # checked before it is put in place
+        if versions.release(installed.of(python)) != version:  # checked before it is put in place
             raise TorchError(f"torch {version}: pip finished but did not install torch {version}")
         try:
             os.rename(partial, final)

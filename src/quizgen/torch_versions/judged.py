@@ -78,8 +78,8 @@ class Judging:
 
 def prepare(matrix_versions: tuple[str, ...], decks: list[Deck], run_all: bool, torch: str | None) -> Judging:
     """Each judged card's version checked against the matrix, and where it runs found (nothing runs)."""
-    judging = Judging(torch or matrix.installed())
-    known = matrix_versions or (matrix.installed(),)
+    judging = Judging(torch or installed.release())
+    known = matrix_versions or (installed.release(),)
     for _, card in loader.iter_cards(decks):
         if not card.judged_on:
             continue
@@ -220,6 +220,6 @@ def to_record(decks: Iterable[VerifiedDeck]) -> Record:
         version, known, outcome = vc.card.judged_on, vc.torch, vc.outcome
         if not version or known is None or outcome is None or not outcome.ok:
             continue
-        if not versions.same(version, matrix.installed()):
+        if not versions.same(version, installed.release()):
             record[vc.card.id] = {"torch": version, "job": known.job, "outcome": outcome.part_json()}
     return dict(sorted(record.items()))

@@ -27,7 +27,8 @@ from quizgen.execution.cache import Cache, _without_places, job_key
 from quizgen.execution.protocol import Job, Outcome, place
 from quizgen.project import lockfile
 from quizgen.torch_versions import changed, labelled, versions
-from quizgen.torch_versions import installed as installed_torch
+from quizgen.torch_versions.installed import of as torch_of
+from quizgen.torch_versions.installed import release as installed
 from quizgen.torch_versions.running import run_under
 from quizgen.verify import indent
 
@@ -79,10 +80,6 @@ def recorded_note(version: str, missing: str = "") -> str:
         f"torch {version} not provisioned: using the answers recorded in quizgen.lock{missing}; "
         f"`quizgen torch add {version}` to verify"
     )
-
-
-def installed() -> str:
-    return installed_torch.release()
 
 
 def others(matrix: tuple[str, ...]) -> list[str]:
@@ -362,7 +359,7 @@ def run_on(
 
     cards: dict[str, list[Card]] = {}
     labels: dict[str, list[str]] = {}
-    runs = installed_torch.of(python)  # results are cached by the torch that gave them
+    runs = torch_of(python)  # results are cached by the torch that gave them
     keyed: dict[str, Job] = {}
     for label, (card, job) in work.items():
         key = job_key(job, runs)
