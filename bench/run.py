@@ -15,6 +15,9 @@ measures in one run:
 Each figure is the median of --repeat runs; ratios are against figures of the same run. --src runs
 another quizgen source tree (e.g. one exported from git) for a before/after comparison.
 
+Then the shipped deck's cold build against its floor (bench/cold.py: one warm process per torch version
+the build runs, each job once), in wall and CPU time, with and without the order searches.
+
 Then, on cards it was not tuned on (bench/corpus_cards.py: --corpus N realistic cards from its own seed,
 CORPUS_SEED) and on the shipped deck (cards/), the share of jobs an unchanged check runs again (target 0)
 (each job runs in a process of its own: no card changes what a later one sees).
@@ -37,7 +40,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus_cards  # bench/ is not a package: found through the path above
+import cold  # bench/ is not a package: found through the path above
+import corpus_cards
 
 TEMPLATES = [
     # (code, answer_expr)
@@ -343,11 +347,15 @@ def main() -> None:
     parser.add_argument(
         "--corpus", type=int, default=400, help="realistic cards for the re-run share (0: none)"
     )
+    parser.add_argument("--no-shipped", action="store_true", help="skip the shipped deck's cold build")
     args = parser.parse_args()
     sizes = [int(s) for s in args.cards.split(",")]
     load = os.getloadavg()
     figures = {n: measure(n, args.repeat, args.src, not args.no_page) for n in sizes}
     print(table(sizes, figures, args.repeat))
+    shipped = Path(__file__).resolve().parent.parent / "cards"
+    if not args.no_shipped and shipped.is_dir():
+        print(cold.table(*cold.measure(shipped, args.repeat, args.src), args.repeat))
     if args.corpus:
         print(corpus_table(args.corpus, args.src))
     after = os.getloadavg()

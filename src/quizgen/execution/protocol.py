@@ -158,6 +158,7 @@ class Result(TypedDict):
     ok: bool
     output: str
     seconds: NotRequired[float]
+    cpu: NotRequired[float]  # worker -> parent: CPU seconds of the job's processes, as the worker measured
     error: NotRequired[str]  # the card's fault: a failed snippet, timeout, crash
     internal: NotRequired[str]  # quizgen's fault: a traceback of quizgen's own code
     value: NotRequired[Answer]
@@ -191,6 +192,7 @@ class Outcome:
     internal: str | None = None
     torch_version: str = ""
     seconds: float = 0.0
+    cpu: float = 0.0  # CPU seconds the job's processes took (not kept: 0 from the cache)
     cached: bool = False
     placed: Placed | None = None  # an exception answer placed in one card's files (set per card)
     parts: dict[str, Outcome] | None = None  # the card's further jobs' outcomes by name (set per card)
@@ -214,6 +216,7 @@ class Outcome:
             # what a card's outputs say (the cache keys carry the whole version).
             torch_version=str(data.get("torch_version", "")).split("+")[0],
             seconds=float(data.get("seconds", 0.0)),
+            cpu=float(data.get("cpu", 0.0)),
         )
 
     def to_json(self) -> dict[str, object]:

@@ -45,6 +45,12 @@ def _send_result(write_fd: int, result: Result) -> None:
         data = data[os.write(write_fd, data) :]
 
 
+def _children_cpu() -> float:
+    """CPU seconds of the worker's ended children: a job's process and every process it started."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _relay(write_fd: int) -> Callable[[tuple[int, int, int]], None]:
     """Hand a job's progress on to the zygote, as a line before its result (progress.py)."""
 
@@ -78,7 +84,10 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int) -> None:
             if not line:
                 break
             task: WorkerTask = json.loads(line)
+            before = _children_cpu()
             result = isolate.run_isolated(task["job"], workdir, task["timeout"], _relay(write_fd))
+            # measured here, not told by the job's process (whose record a snippet may write)
+            result["cpu"] = round(_children_cpu() - before, 4)
             result["retire"] = done == RETIRE_AFTER_JOBS  # the zygote must not hand this worker another job
             _send_result(write_fd, result)
     except BaseException:

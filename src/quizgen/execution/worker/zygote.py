@@ -14,6 +14,7 @@ the sandbox, bwrap's PID namespace ends every process in it as well.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import selectors
@@ -333,6 +334,10 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     isolate.CONFINE = args.confine
     torch_version = _warm_up(optimizers=not args.cold)
+    # What torch and the warm-up made stays as it is in every fork: out of the collector's reach, a
+    # job's process does not write to (copy) each of those objects' pages when it collects.
+    gc.collect()
+    gc.freeze()
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
     zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}

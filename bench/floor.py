@@ -1,0 +1,84 @@
+"""The floor of one torch version: one process imports torch once and executes each job's code once.
+
+    PYTHON bench/floor.py JOBS_JSON KEY OUT   (the jobs under JOBS_JSON[KEY]: bench/jobs.py)
+
+Plain Python and torch, no quizgen: the least any tool that really runs the snippets could do on one
+core. Each job starts from a fresh namespace with torch seeded, runs its setup, and then:
+
+- a value, myth or basic card's job (and each value variant's): its code, its answer expression if it
+  has one, and each cited expression;
+- an order card's job: the lines as written (at their levels when indentation is part of the answer),
+  `repeat` times, then the check and each cited expression; then, once for each distractor, from a
+  fresh namespace again, the lines as written with that distractor after them, `repeat` times, and the
+  check. Nothing else: no other order is tried (the search is what the build adds).
+
+An exception (a myth's, a distractor's) ends that run and is not reported: only the time counts.
+What the snippets print goes where the process's output goes (as quizgen captures it, each job's
+output is read); {"orders cpu": CPU seconds spent in order cards' jobs} is written to OUT.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+Snippet = dict[str, Any]
+
+
+def _run(snippets: list[Snippet], evaluated: list[Snippet]) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    try:
+        for snippet in snippets:
+            exec(compile(snippet["code"], snippet["path"], "exec"), ns)
+        for snippet in evaluated:
+            eval(compile(snippet["code"], snippet["path"], "eval"), ns)
+    except Exception:  # the answer is not the floor's business, its cost is
+        pass
+
+
+def _program(job: dict[str, Any], blocks: list[Snippet]) -> Snippet:
+    """The blocks as one program: each at its level when indentation is part of the answer."""
+    unit, levels = job.get("indent", 0), job.get("levels", [])
+    everything = [*job["lines"], *job["distractors"]]
+    text = []
+    for block in blocks:
+        pad = " " * (unit * levels[everything.index(block)]) if unit else ""
+        text += [pad + line if line.strip() else "" for line in block["code"].rstrip("\n").split("\n")]
+    return {"code": "\n".join(text) + "\n", "path": job["lines"][0]["path"]}
+
+
+def _order(job: dict[str, Any]) -> None:
+    cites = list(job.get("cite", {}).values())
+    written = _program(job, job["lines"])
+    _run([*job["setup"], *[written] * job["repeat"], job["check"]], cites)
+    for distractor in job["distractors"]:
+        program = _program(job, [*job["lines"], distractor])
+        _run([*job["setup"], *[program] * job["repeat"], job["check"]], [])
+
+
+def main() -> None:
+    with open(sys.argv[1]) as f:
+        jobs = json.load(f)[sys.argv[2]]
+    import torch
+
+    torch.set_num_threads(1)
+    orders = 0.0
+    for job in jobs:
+        if job["type"] == "search":
+            began = time.process_time()
+            _order(job)
+            orders += time.process_time() - began
+        else:
+            expr = [job["expr"]] if job.get("answer") and job.get("expr") else []
+            _run([*job["setup"], job["code"]], [*expr, *job.get("cite", {}).values()])
+    with open(sys.argv[3], "w") as f:
+        json.dump({"orders cpu": orders}, f)
+
+
+if __name__ == "__main__":
+    main()
