@@ -497,3 +497,44 @@ def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
         answers.append(search(puzzle, fast=fast)[0])
     assert answers[0] == answers[1] and answers[0]["orders"]
     assert assembled[0] <= assembled[1]
+
+
+LOADER = """\
+class Loader(list):
+    passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        return super().__iter__()
+
+window = Loader([(torch.ones(2), torch.zeros(2)), (torch.ones(2), torch.ones(2))])
+total = torch.zeros(2)
+"""
+
+
+def test_a_list_subclass_is_copied_and_walked_without_running_its_methods() -> None:
+    """A `Loader(list)` counting its passes (the shipped token window's setup) is state like a list with
+    attributes: copied and compared, never opaque (before: every branch was rebuilt from setup, 3,362
+    setups in the token window's search), and walking it, to freeze its batches or to copy it, never
+    calls its `__iter__` (before: freezing counted a pass in the start's own objects)."""
+    from quizgen.execution.worker.order_search.frozen import Frozen
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
+
+    ns = _namespace(LOADER)
+    shared = Shared()
+    shared.frozen = Frozen(ns, frozenset({"window"}))
+    assert ns["window"].passes == 0 and len(shared.frozen.tensors) == 4  # type: ignore[attr-defined]
+    before, copy = capture(ns, ["window", "total"], shared, copy=True)
+    assert copy is not None and type(copy["window"]) is type(ns["window"])
+    assert list.__iter__(copy["window"]) is not None and copy["window"] is not ns["window"]
+    for _ in copy["window"]:  # type: ignore[attr-defined]
+        pass
+    assert (copy["window"].passes, ns["window"].passes) == (1, 0)  # type: ignore[attr-defined]
+    assert [x for x, _ in list.__iter__(copy["window"])][1] is [x for x, _ in list.__iter__(ns["window"])][1]
+    assert capture(copy, ["window", "total"], shared, copy=False)[0] != before  # (a pass counted)
+    lines = ["k = 2", "for x, y in window:", "total += x * k", "total -= y", "n = len(window)"]
+    check = "assert window.passes == 1 and total.tolist() == [3.0, 3.0] and n == 2\n"
+    puzzle = job(LOADER, lines, check, levels=[0, 0, 1, 1, 0])
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    assert [0, 1, 2, 3, 4] in fast["orders"] and [4, 0, 1, 2, 3] in fast["orders"]
