@@ -31,8 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.order_corpus import BENCH_SEED, corpus
-from quizgen.execution.protocol import SearchJob
 from tests.support.order_puzzles import job, random_puzzle, search, warm
+
+from quizgen.execution.protocol import SearchJob
 
 TRAINING_SETUP = """\
 model = torch.nn.Linear(3, 1)

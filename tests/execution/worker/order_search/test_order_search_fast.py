@@ -5,6 +5,7 @@ works. The searches run in this process, as a warm worker runs them."""
 from __future__ import annotations
 
 import random
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -538,3 +539,32 @@ def test_a_list_subclass_is_copied_and_walked_without_running_its_methods() -> N
     fast, _ = search(puzzle, fast=True)
     assert fast == search(puzzle, fast=False)[0]
     assert [0, 1, 2, 3, 4] in fast["orders"] and [4, 0, 1, 2, 3] in fast["orders"]
+
+
+def test_a_sibling_that_differs_only_in_lines_control_never_reached_is_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `flag` false, a loop that reads `c` before binding it raises whatever simple statements the
+    `if` holds: once one such loop raised, its sibling with `a = 1` and `b = 2` the other way round in
+    that `if` is not run (order.reach: loose lines). Before, it ran (only siblings the same line for
+    line up to the raise were skipped)."""
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    raised: list[str] = []
+    run = Tree._run
+
+    def recorded(self: Tree, step: tuple[int, ...], traced: bool = False) -> BaseException | None:
+        failure = run(self, step, traced)
+        if failure is not None and self.runs is not None and len(step) > 1:
+            raised.append(self.runs.program.source(step)[0])
+        return failure
+
+    monkeypatch.setattr(Tree, "_run", recorded)
+    lines = ["for k in range(2):", "if flag:", "a = 1", "b = 2", "c = 10", "out = c + k"]
+    puzzle = job("flag = False\n", lines, "assert out == 11\n", levels=[0, 1, 2, 2, 1, 1])
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    in_if = re.compile(r"(?m)^( *)if flag:\n(\1 +)a = 1\n\2b = 2$")  # the `if` begins with both
+    swap = r"\1if flag:\n\2b = 2\n\2a = 1"
+    twins = [s for s in raised if in_if.search(s) and in_if.sub(swap, s) in raised]
+    assert len(raised) > 10 and twins == []

@@ -18,9 +18,13 @@ class Hints(Protocol):
     """What the runner knows of steps that fail (order.steps.Runs): those that cannot compile, and
     how far the last failed step got (order.reach)."""
 
-    reached: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]] | None
+    reached: tuple[int, tuple[int, ...], tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]] | None
 
     def broken(self, step: Chunk) -> bool: ...
+
+    def masked(
+        self, lines: tuple[tuple[int, int], ...], mask: tuple[int, ...]
+    ) -> tuple[tuple[int, int], ...] | None: ...
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]: ...
 
@@ -192,6 +196,16 @@ def live_of(spaces: list[Space], threads: list[Thread], aside: frozenset[str]) -
             return None
         found |= live
     return frozenset(found - aside)
+
+
+def firsts(spaces: list[Space], passed: list[Thread]) -> list[list[int] | None]:
+    """The first passing arrangement of each space, in sorted order (None: none passes)."""
+    best: list[list[int] | None] = [None] * len(spaces)
+    for thread in passed:
+        order = [b for chunk in spaces[thread.space].first(thread.chunks) for b in chunk]
+        if best[thread.space] is None or order < best[thread.space]:  # type: ignore[operator]
+            best[thread.space] = order
+    return best
 
 
 def weight(spaces: list[Space], thread: Thread) -> int:
