@@ -28,8 +28,6 @@ Lines = tuple[
 # How far a failed step got (its first lines), which of them may differ (loose, not reached), those
 # lines so masked (Runs.masked), and its tail (order.reach)
 Reached = tuple[int, tuple[int, ...], Lines, Tail]
-Prefix = tuple[int, tuple[int, ...]]  # (order.tree) a failed step's count and mask, by which
-Failed = tuple[Lines, Tail]  # its lines (masked) and tail are kept
 
 
 class Runs:

@@ -32,12 +32,12 @@ from quizgen.execution.worker.order_search.glance import split
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, Orders, Share
 from quizgen.execution.worker.order_search.program_state import Opaque, Shared
-from quizgen.execution.worker.order_search.steps import Failed, Prefix
 from quizgen.execution.worker.order_search.threads import (
     FAILED,
     PASSED,
     STILL,
     Anchor,
+    Failures,
     Groups,
     Hints,
     Node,
@@ -180,7 +180,7 @@ class Tree:
         if len(groups.work) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[Node] = []
-        failed: dict[Prefix, set[Failed]] = {}  # lines that raised from this state (and what followed)
+        failed = Failures()  # steps that raised from this state
         for i, group in enumerate(groups.work):  # (threads a step left in place add groups as it goes)
             step, threads = group.step, group.threads
             progress.report(self.phase, self.decided, self.total)
@@ -198,8 +198,7 @@ class Tree:
             self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
-                count, mask, lines, tail = self.runs.reached
-                failed.setdefault((count, mask), set()).add((lines, tail))
+                failed.add(self.runs.reached)
             if step == CHECK or failure is not None:
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = PASSED if failure is None else FAILED
@@ -252,16 +251,13 @@ class Tree:
             self.shared.frozen.check()  # (Thawed: the search starts again, freezing nothing)
         return failure
 
-    def _fails(self, step: Chunk, failed: dict[Prefix, set[Failed]]) -> bool:
+    def _fails(self, step: Chunk, failed: Failures) -> bool:
         """Whether the step fails without running it: it does not compile, or it begins with the lines a
         sibling ran from the same state before raising (loose ones aside), followed alike (order.reach)."""
         runs = self.runs
         if runs is None or step == CHECK:
             return False
-        where = runs.where(step) if failed else ()  # (a prefix longer than the step: masked() is None)
-        if any((runs.masked(where[:k], m), runs.tail(step, k)) in got for (k, m), got in failed.items()):
-            return True
-        return runs.broken(step)
+        return failed.include(runs, step) or runs.broken(step)
 
     def _finish(self, node: Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
