@@ -124,8 +124,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     placements = order_levels.placements(program, accepted)
     if placements:
         result["placements"] = placements
-    result["tried"] = tried
-    result["feedback"] = feedback
+    result["tried"], result["feedback"] = tried, feedback
     if cited:
         result["cited"] = cited
     return result

@@ -44,6 +44,7 @@ class Runs:
         self._same: dict[Chunk, Hashable] = {}
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
+        self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         self.phase = 0  # what the search is finding (execution.progress.PHASES)
@@ -131,9 +132,12 @@ class Runs:
         """Whether the step does not compile (it fails from any state). Most statements assembled
         from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
         the cost of assembling one numbered as in the card file (its syntax is the same)."""
-        if step in self.codes or not self.program.indented:
-            return isinstance(self.code(step), SyntaxError)
-        return self._compiled(step) is None
+        if step not in self._broken:  # (asked of each step again and again: Onward, Tree._fails)
+            if step in self.codes or not self.program.indented:
+                self._broken[step] = isinstance(self.code(step), SyntaxError)
+            else:
+                self._broken[step] = self._compiled(step) is None
+        return self._broken[step]
 
     def _compiled(self, step: Chunk) -> CodeType | None:
         """The step's source compiled as it is (as _assemble, but for the lines' numbers), once for
