@@ -77,6 +77,7 @@ BENCH_ARGS ?=
 bench: $(VENV)/.test
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 	$(BIN)/python bench/orders.py --corpus 40 --corpus-only
+	$(BIN)/python bench/orders.py --shipped
 
 # The sdist and the wheel, in dist/ (`pipx install dist/quizgen-*.whl`: see the README's install section).
 $(VENV)/.dist: | $(BIN)/python

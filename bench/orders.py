@@ -1,7 +1,7 @@
 """Benchmark the order search: the fast search against the plain one, on one warm process.
 
     python bench/orders.py [--only NAME ...] [--random 200] [--seed 0] [--no-plain] [--snapshots] [--jobs 2]
-                           [--corpus 40] [--corpus-only]
+                           [--corpus 40] [--corpus-only] [--shipped] [--runs 1]
 
 Each puzzle is searched in this process after torch is warm, as one worker does; figures are CPU
 seconds (time.process_time), so other load on the machine counts less. `--jobs N` also runs each
@@ -13,6 +13,11 @@ searches N realistic puzzles (tests/support/order_corpus.py, drawn with BENCH_SE
 CORPUS_SEED) both ways and reports the share the fast search handles without falling back on the plain
 one (target >= 95%) and the worst ratio of fast to plain CPU time (target <= 1.0); `make bench` runs
 `--corpus 40 --corpus-only`.
+
+`--shipped` times the fast search of every order card in cards/ (the shipped deck, its jobs made as a
+build makes them), slowest first, the least CPU seconds of `--runs` runs, and flags the issue's targets:
+any indented puzzle of at most 8 blocks over 5 s, and the accumulation loop against 3 s; `make bench`
+runs it too.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.order_corpus import BENCH_SEED, corpus
 from tests.support.order_puzzles import job, random_puzzle, search, warm
+
+from quizgen.execution.protocol import SearchJob
 
 TRAINING_SETUP = """\
 model = torch.nn.Linear(3, 1)
@@ -249,6 +256,46 @@ def corpus_figures(n: int, seed: int = BENCH_SEED) -> None:
     order_runs._explore, order_runs._tree = explore, make_tree  # type: ignore[assignment]
 
 
+SHIPPED_LOOP = "order-accumulation-loop"  # the issue's "shipped loop": at most LOOP_TARGET s
+LOOP_TARGET, INDENTED_TARGET, INDENTED_BLOCKS = 3.0, 5.0, 8
+
+
+def shipped_jobs(cards: Path) -> dict[str, SearchJob]:
+    """The search job of every order card of the project in `cards`, as a build makes it."""
+    from quizgen import kinds
+    from quizgen.cards import loader
+
+    jobs: dict[str, SearchJob] = {}
+    for deck, card in loader.iter_cards(loader.load_project(cards)):
+        job = kinds.get(card.kind).job(deck, card) if card.kind == "order" else None
+        if job is not None and job["type"] == "search":
+            if card.cite:
+                job["cite"] = {name: snippet.to_job() for name, snippet in card.cite.items()}
+            jobs[card.id] = job
+    return jobs
+
+
+def shipped_figures(runs: int) -> None:
+    """The fast search of every shipped order card: CPU seconds (the least of `runs`), slowest first."""
+    import os
+
+    timed: list[tuple[float, str, SearchJob]] = []
+    for card_id, puzzle in shipped_jobs(Path(__file__).resolve().parent.parent / "cards").items():
+        timed.append((min(search(puzzle, fast=True)[1] for _ in range(runs)), card_id, puzzle))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"the shipped order cards' fast searches (CPU s, least of {runs}; load average {load}):")
+    for seconds, card_id, puzzle in sorted(timed, key=lambda t: t[0], reverse=True):
+        blocks = len(puzzle["lines"]) + len(puzzle["distractors"])
+        flag = ""
+        if card_id == SHIPPED_LOOP:
+            flag = f"  {'OVER' if seconds > LOOP_TARGET else 'within'} the {LOOP_TARGET:g} s target"
+        elif "indent" in puzzle and blocks <= INDENTED_BLOCKS and seconds > INDENTED_TARGET:
+            flag = f"  OVER {INDENTED_TARGET:g} s (indented, {blocks} blocks)"
+        shape = f"{blocks} blocks" + (", indented" if "indent" in puzzle else "")
+        print(f"  {seconds:7.2f}  {card_id:<45} {shape:<20}{flag}")
+    print(f"  {sum(t[0] for t in timed):7.2f}  in all ({len(timed)} cards)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -261,11 +308,17 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=0, help="also time -j 1 and -j N through a pool")
     parser.add_argument("--corpus", type=int, default=0, help="realistic puzzles to search both ways")
     parser.add_argument("--corpus-only", action="store_true", help="only the corpus' figures")
+    parser.add_argument("--shipped", action="store_true", help="only the shipped order cards' searches")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each shipped card (the least counts)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     from quizgen.execution.worker.order_search import budget as order_budget
 
     order_budget.SECONDS = float("inf")  # the plain search is timed whole, however long
+    if args.shipped:
+        warm()
+        shipped_figures(args.runs)
+        return
     if args.corpus_only:
         warm()
         corpus_figures(args.corpus)

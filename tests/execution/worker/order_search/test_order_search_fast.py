@@ -5,6 +5,7 @@ works. The searches run in this process, as a warm worker runs them."""
 from __future__ import annotations
 
 import random
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -497,3 +498,73 @@ def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
         answers.append(search(puzzle, fast=fast)[0])
     assert answers[0] == answers[1] and answers[0]["orders"]
     assert assembled[0] <= assembled[1]
+
+
+LOADER = """\
+class Loader(list):
+    passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        return super().__iter__()
+
+window = Loader([(torch.ones(2), torch.zeros(2)), (torch.ones(2), torch.ones(2))])
+total = torch.zeros(2)
+"""
+
+
+def test_a_list_subclass_is_copied_and_walked_without_running_its_methods() -> None:
+    """A `Loader(list)` counting its passes (the shipped token window's setup) is state like a list with
+    attributes: copied and compared, never opaque (before: every branch was rebuilt from setup, 3,362
+    setups in the token window's search), and walking it, to freeze its batches or to copy it, never
+    calls its `__iter__` (before: freezing counted a pass in the start's own objects)."""
+    from quizgen.execution.worker.order_search.frozen import Frozen
+    from quizgen.execution.worker.order_search.program_state import Shared, capture
+
+    ns = _namespace(LOADER)
+    shared = Shared()
+    shared.frozen = Frozen(ns, frozenset({"window"}))
+    assert ns["window"].passes == 0 and len(shared.frozen.tensors) == 4  # type: ignore[attr-defined]
+    before, copy = capture(ns, ["window", "total"], shared, copy=True)
+    assert copy is not None and type(copy["window"]) is type(ns["window"])
+    assert list.__iter__(copy["window"]) is not None and copy["window"] is not ns["window"]
+    for _ in copy["window"]:  # type: ignore[attr-defined]
+        pass
+    assert (copy["window"].passes, ns["window"].passes) == (1, 0)  # type: ignore[attr-defined]
+    assert [x for x, _ in list.__iter__(copy["window"])][1] is [x for x, _ in list.__iter__(ns["window"])][1]
+    assert capture(copy, ["window", "total"], shared, copy=False)[0] != before  # (a pass counted)
+    lines = ["k = 2", "for x, y in window:", "total += x * k", "total -= y", "n = len(window)"]
+    check = "assert window.passes == 1 and total.tolist() == [3.0, 3.0] and n == 2\n"
+    puzzle = job(LOADER, lines, check, levels=[0, 0, 1, 1, 0])
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    assert [0, 1, 2, 3, 4] in fast["orders"] and [4, 0, 1, 2, 3] in fast["orders"]
+
+
+def test_a_sibling_that_differs_only_in_lines_control_never_reached_is_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `flag` false, a loop that reads `c` before binding it raises whatever simple statements the
+    `if` holds: once one such loop raised, its sibling with `a = 1` and `b = 2` the other way round in
+    that `if` is not run (order.reach: loose lines). Before, it ran (only siblings the same line for
+    line up to the raise were skipped)."""
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    raised: list[str] = []
+    run = Tree._run
+
+    def recorded(self: Tree, step: tuple[int, ...], traced: bool = False) -> BaseException | None:
+        failure = run(self, step, traced)
+        if failure is not None and self.runs is not None and len(step) > 1:
+            raised.append(self.runs.program.source(step)[0])
+        return failure
+
+    monkeypatch.setattr(Tree, "_run", recorded)
+    lines = ["for k in range(2):", "if flag:", "a = 1", "b = 2", "c = 10", "out = c + k"]
+    puzzle = job("flag = False\n", lines, "assert out == 11\n", levels=[0, 1, 2, 2, 1, 1])
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    in_if = re.compile(r"(?m)^( *)if flag:\n(\1 +)a = 1\n\2b = 2$")  # the `if` begins with both
+    swap = r"\1if flag:\n\2b = 2\n\2a = 1"
+    twins = [s for s in raised if in_if.search(s) and in_if.sub(swap, s) in raised]
+    assert len(raised) > 10 and twins == []

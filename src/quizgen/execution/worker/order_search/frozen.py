@@ -54,11 +54,15 @@ class Frozen:
                 key = compat.untyped_storage(obj)._cdata if obj.layout == torch.strided else id(obj)
                 storages[key] = storages.get(key, True) and ok
                 stack += [(t, through_plain) for t in (obj._base, obj.grad) if t is not None]
-            elif isinstance(obj, dict):
-                stack += [(v, through_plain) for v in obj.values()]
-            elif isinstance(obj, list | tuple):
-                stack += [(v, through_plain) for v in obj]
-            elif hasattr(obj, "__dict__") and not isinstance(obj, _OPAQUE):
+                continue
+            # (containers walked as the base's own: a subclass's `__iter__` is card code, which may count)
+            if isinstance(obj, dict):
+                stack += [(v, through_plain) for v in dict.values(obj)]
+            elif isinstance(obj, list):
+                stack += [(v, through_plain) for v in list.__iter__(obj)]
+            elif isinstance(obj, tuple):
+                stack += [(v, through_plain) for v in tuple.__iter__(obj)]
+            if hasattr(obj, "__dict__") and not isinstance(obj, _OPAQUE):
                 stack += [(v, False) for v in vars(obj).values()]  # (an object's tensors stay its own)
         self.tensors = [t for t in plain.values() if storages.get(compat.untyped_storage(t)._cdata, False)]
         self.ids = {id(t): k for k, t in enumerate(self.tensors)}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from quizgen.constants import MAX_CANDIDATES
+from quizgen.execution.protocol import UsableDistractor
 from quizgen.execution.worker.order_search.budget import OverBudget
 from quizgen.execution.worker.order_search.program import Orders, Program
 
@@ -53,6 +54,53 @@ def distractor_spaces(program: Program, before: dict[int, set[int]], distractor:
         kept = [b for b in lines if b != gone]
         needs = {b: before.get(b, set()) - {gone} for b in kept}
         yield Orders(program, [*kept, distractor], needs, levels=True)
+
+
+Spaces = tuple[list[Orders], list[int], dict[int, OverBudget]]  # spaces, the distractor of each, verdicts
+
+
+def searchable(program: Program, before: dict[int, set[int]]) -> Spaces:
+    """Each distractor's spaces that can be searched, the distractor each is for, and for a distractor
+    with a space too big to search, that verdict (given only if no space before it has a way to use it:
+    `pick`)."""
+    spaces: list[Orders] = []
+    owners: list[int] = []
+    too_big: dict[int, OverBudget] = {}
+    for d in range(program.lines, program.blocks):
+        for orders in distractor_spaces(program, before, d):
+            try:
+                counted(orders, f"the lines with the distractor {program.codes[d].strip()!r}")
+            except OverBudget as exc:
+                too_big[d] = exc
+                break
+            spaces.append(orders)
+            owners.append(d)
+    return spaces, owners, too_big
+
+
+def pick(
+    program: Program, found: list[list[int] | None], owners: list[int], too_big: dict[int, OverBudget]
+) -> list[UsableDistractor]:
+    """The usable distractors, each with its first space's passing arrangement (`found`, one per space)."""
+    first: dict[int, list[int]] = {}
+    for d in range(program.lines, program.blocks):
+        hits = [hit for hit, owner in zip(found, owners, strict=True) if owner == d and hit is not None]
+        if hits:
+            first[d] = hits[0]
+        elif d in too_big:
+            raise too_big[d]
+    return usable_list(program, first)
+
+
+def usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
+    """Each distractor that can be used, with the first way found to use it (with indentation, levels)."""
+    found: list[UsableDistractor] = []
+    for d in sorted(first):
+        hit = UsableDistractor(distractor=d - program.lines, order=[program.origin(b) for b in first[d]])
+        if program.indented:
+            hit["levels"] = [program.levels[b] for b in first[d]]
+        found.append(hit)
+    return found
 
 
 def written(program: Program, order: list[int]) -> bool:

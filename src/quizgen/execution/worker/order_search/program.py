@@ -256,6 +256,9 @@ class Orders:
         self._completions: dict[int, int] = {}
         self._counts: dict[int, int] = {}  # count(limit) by limit
         self._fitting: dict[tuple[tuple[int, ...], int, int], tuple[int, ...] | None] = {}
+        self._ends = [not (s.opens or s.decorates) for s in map(shape, program.codes)]
+        origin, level = program.origin, program.levels
+        self._needs = [(b, 1 << origin(b), 0 if level[b] else self.needs[origin(b)]) for b in self.choices]
 
     def completions(self, placed: int) -> int:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
@@ -290,26 +293,26 @@ class Orders:
                     yield (b,), placed | 1 << b
             return
 
-        origin = program.origin
         fitting = self._fitting  # (program.fits, asked again and again by every mask)
+        ends = self._ends  # (each block: whether a statement may end with it)
+        needs = self._needs  # (each choice: its bit, and the blocks it needs at the top level, if any)
 
         def grow(chunk: list[int], mask: int, stack: tuple[int, ...]) -> Iterator[tuple[Chunk, int]]:
-            last = shape(program.codes[chunk[-1]])
-            if not (last.opens or last.decorates):
+            if ends[chunk[-1]]:
                 yield tuple(chunk), mask
-            for b in self.choices:
-                if mask >> origin(b) & 1:
+            for b, bit, need in needs:
+                if mask & bit or mask & need != need:
                     continue
                 key = (stack, chunk[-1], b)
                 after = fitting[key] if key in fitting else fitting.setdefault(key, program.fits(*key))
-                if after is not None and (program.levels[b] > 0 or self.ready(b, mask)):
+                if after is not None:
                     chunk.append(b)
-                    yield from grow(chunk, mask | 1 << origin(b), after)
+                    yield from grow(chunk, mask | bit, after)
                     chunk.pop()
 
         for b in self.choices:
             if program.starts(b) and self.ready(b, placed):
-                yield from grow([b], placed | 1 << origin(b), (0,))
+                yield from grow([b], placed | 1 << program.origin(b), (0,))
 
     def share(self, part: int, parts: int) -> Share:
         """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn

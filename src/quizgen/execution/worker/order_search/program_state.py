@@ -5,12 +5,13 @@ step may read) with every object reachable from them, the random number generato
 settings. `capture` walks it once and gives a fingerprint (to merge orders that reach the same state)
 and a copy (to branch without running a shared prefix again). Only objects whose whole state the walk
 knows are copied and fingerprinted: plain values and containers, CPU tensors (order.tensors),
-instances of Python classes (modules, optimizers, schedulers, losses: their `__dict__`), functions and
-closures, bound methods, weak references. Objects that came from imported modules (classes, module
-functions, modules, dtypes) are shared, not copied. An autograd graph is fingerprinted (when asked:
-`graphs`), never copied. Anything else (an iterator, a C object, an int equal to the address of an
-object in the state) makes the state opaque: no copy, no merge. Classes and plain functions the card
-defines, and tensors only read (order.frozen), are shared too: `Shared` keeps what they must stay.
+instances of Python classes (modules, optimizers, schedulers, losses: their `__dict__`, and their items
+when they subclass `list` or `dict`), functions and closures, bound methods, weak references. Objects
+from imported modules (classes, module functions, modules, dtypes) are shared, not copied. An autograd
+graph is fingerprinted (when asked: `graphs`), never copied. Anything else (an iterator, a C object, an
+int equal to the address of an object in the state) makes the state opaque: no copy, no merge. Classes
+and plain functions the card defines, and tensors only read (order.frozen), are shared too: `Shared`
+keeps what they must stay.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _EXTERNAL = (
 )  # fmt: skip
 _CLASS_BOOKKEEPING = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__"}
 _EMPTY_MAPPINGS = (dict, OrderedDict)
+_CONTAINERS = (list, dict)  # the C bases a Python class's instances may have (`class Loader(list)`)
 _SKIP = {"__builtins__", "__warningregistry__"}  # the interpreter's, not the card's (warnings only print)
 
 
@@ -116,7 +118,7 @@ def apart(ns: dict[str, object], steps: Iterable[str], aside: Iterable[str]) -> 
             _capture(walk, ns, sorted(set(names) & set(ns)), names)
         except (Opaque, RecursionError):
             return None
-        if walk.shared is not None and walk.shared.seen:
+        if walk.shared is not None and walk.shared.seen:  # (a class or function of the card's)
             return None
         walks.append(walk)
     one, other = walks
@@ -157,10 +159,8 @@ def _external_function(f: Any) -> bool:
 
 
 def _plain_class(cls: type) -> bool:
-    """Instances keep their whole state in `__dict__` (Python classes without slots or C bases)."""
-    for c in cls.__mro__:
-        if c is object:
-            continue
+    """Instances keep their state in `__dict__` (and items, for a `list` or `dict` base): no slots."""
+    for c in cls.__mro__[:-2] if cls.__mro__[-2] in _CONTAINERS else cls.__mro__[:-1]:
         if not c.__flags__ & _HEAPTYPE or vars(c).get("__slots__", ()) not in ((), []):
             return False
     return True
@@ -293,11 +293,18 @@ class _Walk:
             self.card_owned(cls)
         else:
             self.add("class", id(cls))
-        new = object.__new__(cls) if self.copying else obj
+        base = cls.__mro__[-2]  # (list or dict: its items are state too, walked as the base's own)
+        new = (base if base in _CONTAINERS else object).__new__(cls) if self.copying else obj
         self.keep(obj, new)
         state = self.visit(object.__getattribute__(obj, "__dict__"))
         if self.copying:
             object.__setattr__(new, "__dict__", state)
+        if base in _CONTAINERS:
+            self.add(base.__name__, base.__len__(obj))
+            pairs = dict.items(obj) if base is dict else enumerate(list.__iter__(obj))
+            copied = [(self.visit(k) if base is dict else k, self.visit(v)) for k, v in list(pairs)]
+            if self.copying:  # (the base's own methods: the class's may be card code that counts)
+                base.update(new, copied) if base is dict else list.extend(new, [v for _, v in copied])
         return new
 
     def function(self, f: Any) -> Any:

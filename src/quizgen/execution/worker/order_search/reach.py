@@ -8,11 +8,22 @@ lines in the order control reaches them, the code compiled for those lines does 
 lines after them, and with the same tail control leaves them for a later line (which never ran) in
 the same cases, through the same handlers. So the search need not run those siblings (nor copy the
 state for them).
+
+Among those first m lines, one control never reached may differ in the sibling (`loose`): where it is
+an assignment or a call, one line at the same level in both, and the puzzle defines no function or
+class and declares nothing global (so no line changes how another's names are looked up: at the top
+level of a module and in its loops and ifs every name is looked up as it runs), the sibling's statement
+is the failed one but for a simple statement control does not reach in either: the same lines run,
+alike, up to the same raise. (An assignment or a call always runs code of its line, so a line that
+ran is never taken for one that did not; a constant alone, compiled to nothing, is not loose.)
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import sys
+import tokenize
 from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
@@ -55,10 +66,42 @@ class Tracer:
         return sys.gettrace() is None
 
 
-def reached(lines: set[int], numbers: list[int]) -> int | None:
+def reached(lines: set[int], numbers: list[int]) -> tuple[int, frozenset[int]] | None:
     """How many of the step's lines (their numbers in the card file, in order) control reached: one
-    past the last that ran. None when a line ran that is not the step's (then nothing is known)."""
+    past the last that ran; and which of them ran (positions). None when a line ran that is not the
+    step's (then nothing is known)."""
     position = {number: k for k, number in enumerate(numbers)}
     if not lines or not lines <= set(position):
         return None
-    return max(position[n] for n in lines) + 1
+    ran = frozenset(position[n] for n in lines)
+    return max(ran) + 1, ran
+
+
+_SCOPES = {"def", "class", "lambda", "global", "nonlocal", "async", "await", "yield"}
+
+
+def loose(code: str) -> bool:
+    """Whether a block is one line holding one assignment or call (see above)."""
+    if "\n" in code.strip():
+        return False
+    try:
+        body = ast.parse(code.strip()).body
+    except SyntaxError:
+        return False
+    statement = body[0] if len(body) == 1 else None
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Call)
+    return isinstance(statement, (ast.Assign, ast.AugAssign))
+
+
+def scoped(sources: list[str]) -> bool:
+    """Whether some block defines a function or a class, or declares a name global (or nonlocal): a
+    line that does not run may then change how a line that does looks its names up."""
+    for source in sources:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return True
+        if any(t.type == tokenize.NAME and t.string in _SCOPES for t in tokens):
+            return True
+    return False

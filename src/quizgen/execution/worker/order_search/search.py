@@ -23,7 +23,7 @@ from quizgen.execution.worker.order_search import feedback as order_feedback
 from quizgen.execution.worker.order_search import levels as order_levels
 from quizgen.execution.worker.order_search import split as order_split
 from quizgen.execution.worker.order_search import torch_state as order_settings
-from quizgen.execution.worker.order_search.budget import PLAIN_SECONDS, Budget, OverBudget
+from quizgen.execution.worker.order_search.budget import PLAIN_SECONDS, Budget
 from quizgen.execution.worker.order_search.candidates import (
     dependencies,
     distractor_variants,
@@ -41,10 +41,10 @@ from quizgen.execution.worker.order_search.names import (
     identifiers_of,
     views_only,
 )
-from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders, Program, Share, flatten
+from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders, Share, flatten
 from quizgen.execution.worker.order_search.program_state import Opaque
 from quizgen.execution.worker.order_search.steps import Runs
-from quizgen.execution.worker.order_search.threads import Space, Thread
+from quizgen.execution.worker.order_search.threads import Space, Thread, firsts
 from quizgen.execution.worker.order_search.torch_state import Settings
 from quizgen.execution.worker.order_search.tree import Tree
 from quizgen.execution.worker.snippets import (
@@ -102,14 +102,19 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         started = time.process_time()
         runs.attempt(program.chunks(lines))
         runs.one = min(runs.one, time.process_time() - started)
-        accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
-        if share is not None:  # one part of a split search: its accepted orders are all it finds
-            return {"ok": True, "output": "", "orders": accepted, "tried": tried}
-        runs.phase = 1  # (the distractors now: execution.progress.PHASES)
-        if program.indented:
-            usable = _usable_anywhere(runs, before, start, fast)
+        alone = not program.indented or share is not None or "accepted" in job or not fast
+        together = None if alone else _together(runs, orders, before, start)
+        if together is not None:
+            accepted, usable = together
         else:
-            usable = _usable(runs, accepted, start, fast)
+            accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
+            if share is not None:  # one part of a split search: its accepted orders are all it finds
+                return {"ok": True, "output": "", "orders": accepted, "tried": tried}
+            runs.phase = 1  # (the distractors now: execution.progress.PHASES)
+            if program.indented:
+                usable = _usable_anywhere(runs, before, start, fast)
+            else:
+                usable = _usable(runs, accepted, start, fast)
         order_settings.restore_settings(start)
         as_written = [order for order in accepted if order_levels.written(program, order)]
         feedback = order_feedback.nearby(runs, set(map(tuple, as_written)))
@@ -119,8 +124,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     placements = order_levels.placements(program, accepted)
     if placements:
         result["placements"] = placements
-    result["tried"] = tried
-    result["feedback"] = feedback
+    result["tried"], result["feedback"] = tried, feedback
     if cited:
         result["cited"] = cited
     return result
@@ -282,7 +286,7 @@ def _usable(runs: Runs, accepted: list[list[int]], start: Settings, fast: bool) 
             found = _passing(runs, batch, start, fast, everything, first=True)
             if found:
                 first[d] = found[0]
-    return _usable_list(program, first)
+    return order_levels.usable_list(program, first)
 
 
 def _small(runs: Runs, candidates: int) -> bool:
@@ -305,31 +309,35 @@ def _unmerged(runs: Runs, orders: Orders) -> bool:
 def _usable_anywhere(
     runs: Runs, before: dict[int, set[int]], start: Settings, fast: bool
 ) -> list[UsableDistractor]:
-    """With indentation: each distractor that can be used, with the first arrangement found that passes:
-    the distractor inserted among the lines or in place of one, every block at any level
-    (order.levels.distractor_spaces; a space too big to search is a verdict on the puzzle)."""
-    program = runs.program
-    spaces: list[Orders] = []
-    owners: list[int] = []  # the distractor each space is for
-    too_big: dict[int, OverBudget] = {}  # (a verdict only if no space before it has a way to use it)
-    for d in range(program.lines, program.blocks):
-        for orders in order_levels.distractor_spaces(program, before, d):
-            try:
-                order_levels.counted(orders, f"the lines with the distractor {program.codes[d].strip()!r}")
-            except OverBudget as exc:
-                too_big[d] = exc
-                break
-            spaces.append(orders)
-            owners.append(d)
-    found = _first_of_each(runs, spaces, owners, start, fast)
-    first: dict[int, list[int]] = {}
-    for d in range(program.lines, program.blocks):
-        hits = [hit for hit, owner in zip(found, owners, strict=True) if owner == d and hit is not None]
-        if hits:
-            first[d] = hits[0]
-        elif d in too_big:
-            raise too_big[d]
-    return _usable_list(program, first)
+    """With indentation: each distractor that can be used, with the first arrangement found that passes."""
+    spaces, owners, too_big = order_levels.searchable(runs.program, before)
+    return order_levels.pick(runs.program, _first_of_each(runs, spaces, owners, start, fast), owners, too_big)
+
+
+def _together(
+    runs: Runs, orders: Orders, before: dict[int, set[int]], start: Settings
+) -> tuple[list[list[int]], list[UsableDistractor]] | None:
+    """With indentation: the accepted orders and the usable distractors from one fast search of the
+    lines' space and every distractor's: they share every run they have in common (the steps of a
+    distractor space that do not hold the distractor are the lines' steps). None where the fast search
+    is not the one to run (then each is searched on its own, as without it)."""
+    spaces, owners, too_big = order_levels.searchable(runs.program, before)
+    total = sum(space.count(MAX_CANDIDATES) for space in [orders, *spaces])
+    if _small(runs, total):
+        return None
+
+    def make(freeze: bool) -> Tree:
+        tree = _tree(runs, start, [orders, *spaces], freeze=freeze)
+        tree.phase, tree.total, tree.cap_passed = runs.phase, total, True  # (the lines' space: Tree._passed)
+        return tree
+
+    try:
+        tree, passed = _fast(make, [Thread((), 0, False, space=k) for k in range(len(spaces) + 1)])
+    except _Plain:
+        return None
+    lines = tree.spaces[0]
+    accepted = sorted(flatten(c) for t in passed if t.space == 0 for c in lines.arrangements(t.chunks))
+    return accepted, order_levels.pick(runs.program, firsts(tree.spaces, passed)[1:], owners, too_big)
 
 
 def _first_of_each(
@@ -349,12 +357,7 @@ def _first_of_each(
 
             threads = [Thread((), 0, False, space=k) for k in range(len(spaces))]
             tree, passed = _fast(make, threads)
-            best: list[list[int] | None] = [None] * len(spaces)
-            for thread in passed:
-                order = flatten(tree.spaces[thread.space].first(thread.chunks))
-                if best[thread.space] is None or order < best[thread.space]:  # type: ignore[operator]
-                    best[thread.space] = order
-            return best
+            return firsts(tree.spaces, passed)
     found: list[list[int] | None] = []
     for orders, owner in zip(spaces, owners, strict=True):
         used = any(hit is not None and o == owner for hit, o in zip(found, owners, strict=False))
@@ -386,14 +389,4 @@ def _passing(
             found.append(flatten(chunks))
             if first:
                 break
-    return found
-
-
-def _usable_list(program: Program, first: dict[int, list[int]]) -> list[UsableDistractor]:
-    found: list[UsableDistractor] = []
-    for d in sorted(first):
-        hit = UsableDistractor(distractor=d - program.lines, order=[program.origin(b) for b in first[d]])
-        if program.indented:
-            hit["levels"] = [program.levels[b] for b in first[d]]
-        found.append(hit)
     return found

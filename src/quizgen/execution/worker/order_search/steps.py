@@ -17,12 +17,17 @@ from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.worker.order_search.budget import Budget
 from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of, shape
-from quizgen.execution.worker.order_search.reach import Tracer, reached
+from quizgen.execution.worker.order_search.reach import Tracer, loose, reached, scoped
 from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
 from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 
 Tail = tuple[tuple[int, bool], ...]  # Runs.tail
-Reached = tuple[tuple[tuple[int, int], ...], Tail]  # the lines a failed step ran, and its tail
+Lines = tuple[
+    tuple[int, int], ...
+]  # a step's lines as (block, line within it); (-1 - level, 0): any loose line
+# How far a failed step got (its first lines), which of them may differ (loose, not reached), those
+# lines so masked (Runs.masked), and its tail (order.reach)
+Reached = tuple[int, tuple[int, ...], Lines, Tail]
 
 
 class Runs:
@@ -39,6 +44,7 @@ class Runs:
         self._same: dict[Chunk, Hashable] = {}
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
+        self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
         self.phase = 0  # what the search is finding (execution.progress.PHASES)
@@ -48,6 +54,9 @@ class Runs:
         # the syntax check (`bare`), not assembled numbered as in the card file (most of a step's cost).
         self.unnumbered = self.alike and not reads_lines(sources)
         self.one = 0.0  # CPU seconds the order as written took, setup included
+        codes = self.program.codes
+        free = self.program.indented and not scoped([s["code"] for s in written])
+        self.loose = [free and loose(codes[b]) for b in range(len(codes))]  # (order.reach)
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
@@ -107,8 +116,12 @@ class Runs:
                     if bare is not None
                     else [self.snippets[block]["line"] + k for block, k in where]
                 )
-                count = reached(tracer.lines, numbers)
-                self.reached = None if count is None else (tuple(where[:count]), self.tail(step, count))
+                found = reached(tracer.lines, numbers)
+                if found is not None:
+                    count, ran = found
+                    mask = tuple(j for j in range(count) if j not in ran and self.loose[where[j][0]])
+                    lines = self.masked(where[:count], mask)
+                    self.reached = None if lines is None else (count, mask, lines, self.tail(step, count))
             return exc
         finally:
             if tracer is not None:
@@ -119,9 +132,12 @@ class Runs:
         """Whether the step does not compile (it fails from any state). Most statements assembled
         from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
         the cost of assembling one numbered as in the card file (its syntax is the same)."""
-        if step in self.codes or not self.program.indented:
-            return isinstance(self.code(step), SyntaxError)
-        return self._compiled(step) is None
+        if step not in self._broken:  # (asked of each step again and again: Onward, Tree._fails)
+            if step in self.codes or not self.program.indented:
+                self._broken[step] = isinstance(self.code(step), SyntaxError)
+            else:
+                self._broken[step] = self._compiled(step) is None
+        return self._broken[step]
 
     def _compiled(self, step: Chunk) -> CodeType | None:
         """The step's source compiled as it is (as _assemble, but for the lines' numbers), once for
@@ -162,6 +178,21 @@ class Runs:
         if step not in self._where:
             self._where[step] = tuple(self.program.source(step)[1])
         return self._where[step]
+
+    def masked(self, lines: Lines, mask: tuple[int, ...]) -> Lines | None:
+        """The lines with those at the positions in `mask` as any loose line at their level (None when
+        one of them is not loose: order.reach)."""
+        if not mask:
+            return lines
+        if mask[-1] >= len(lines):
+            return None
+        found = list(lines)
+        for j in mask:
+            block = found[j][0]
+            if not self.loose[block]:
+                return None
+            found[j] = (-1 - self.program.levels[block], 0)
+        return tuple(found)
 
     def tail(self, step: Chunk, count: int) -> Tail:
         """Where control can go from the step's first `count` lines to the lines after them: the levels

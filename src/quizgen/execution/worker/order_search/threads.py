@@ -11,6 +11,7 @@ from typing import Protocol
 
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders
+from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
 from quizgen.execution.worker.order_search.torch_state import Settings
 
 
@@ -18,13 +19,37 @@ class Hints(Protocol):
     """What the runner knows of steps that fail (order.steps.Runs): those that cannot compile, and
     how far the last failed step got (order.reach)."""
 
-    reached: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]] | None
+    reached: Reached | None
 
     def broken(self, step: Chunk) -> bool: ...
 
-    def where(self, step: Chunk) -> tuple[tuple[int, int], ...]: ...
+    def masked(self, lines: Lines, mask: tuple[int, ...]) -> Lines | None: ...
 
-    def tail(self, step: Chunk, count: int) -> tuple[tuple[int, bool], ...]: ...
+    def where(self, step: Chunk) -> Lines: ...
+
+    def tail(self, step: Chunk, count: int) -> Tail: ...
+
+
+class Failures:
+    """The steps that raised from one state, by how many lines they ran and which of those lines were
+    loose: a sibling that begins as one did (loose lines aside) and is followed alike raises too."""
+
+    def __init__(self) -> None:
+        self._by: dict[int, dict[tuple[int, ...], set[tuple[Lines, Tail]]]] = {}
+
+    def add(self, reached: Reached) -> None:
+        count, mask, lines, tail = reached
+        self._by.setdefault(count, {}).setdefault(mask, set()).add((lines, tail))
+
+    def include(self, runs: Hints, step: Chunk) -> bool:
+        """Whether the step raises, as one of them did (order.reach)."""
+        where = runs.where(step) if self._by else ()
+        for k, masks in self._by.items():
+            if k <= len(where):  # (its tail and first lines once, whatever lines were loose)
+                tail, lines = runs.tail(step, k), where[:k]
+                if any((runs.masked(lines, mask), tail) in got for mask, got in masks.items()):
+                    return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -192,6 +217,16 @@ def live_of(spaces: list[Space], threads: list[Thread], aside: frozenset[str]) -
             return None
         found |= live
     return frozenset(found - aside)
+
+
+def firsts(spaces: list[Space], passed: list[Thread]) -> list[list[int] | None]:
+    """The first passing arrangement of each space, in sorted order (None: none passes)."""
+    best: list[list[int] | None] = [None] * len(spaces)
+    for thread in passed:
+        order = [b for chunk in spaces[thread.space].first(thread.chunks) for b in chunk]
+        if best[thread.space] is None or order < best[thread.space]:  # type: ignore[operator]
+            best[thread.space] = order
+    return best
 
 
 def weight(spaces: list[Space], thread: Thread) -> int:

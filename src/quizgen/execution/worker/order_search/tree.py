@@ -37,6 +37,7 @@ from quizgen.execution.worker.order_search.threads import (
     PASSED,
     STILL,
     Anchor,
+    Failures,
     Groups,
     Hints,
     Node,
@@ -54,7 +55,6 @@ from quizgen.execution.worker.snippets import SnippetFailed
 ANCHOR_GAP = 3  # steps run again at most, mostly, before a branching state is kept as a copy
 FRUITLESS = 3  # after this many layers without a merge, states are compared in every third layer only
 RunStep = Callable[[Chunk, bool], BaseException | None]  # a step, traced or not (Runs.step)
-Failed = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, bool], ...]]  # lines a step ran; its tail
 
 
 class Tree:
@@ -180,7 +180,7 @@ class Tree:
         if len(groups.work) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[Node] = []
-        failed: dict[int, set[Failed]] = {}  # lines that raised from this state (and what followed), by count
+        failed = Failures()  # steps that raised from this state
         for i, group in enumerate(groups.work):  # (threads a step left in place add groups as it goes)
             step, threads = group.step, group.threads
             progress.report(self.phase, self.decided, self.total)
@@ -198,7 +198,7 @@ class Tree:
             self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
-                failed.setdefault(len(self.runs.reached[0]), set()).add(self.runs.reached)
+                failed.add(self.runs.reached)
             if step == CHECK or failure is not None:
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = PASSED if failure is None else FAILED
@@ -206,7 +206,7 @@ class Tree:
                 self._checked()
                 if failure is None:
                     passed += threads
-                    self._passed(sum(t.ways for t in threads))
+                    self._passed(threads)
                 continue
             if failure is None and still is not None and self._seen(threads) == still:
                 self._onward(threads, groups, passed)  # (the step changed nothing they can observe)
@@ -243,7 +243,7 @@ class Tree:
                     self.decided += weight(self.spaces, after)
                     if outcome == PASSED:
                         passed.append(after)
-                        self._passed(after.ways)
+                        self._passed([after])
 
     def _run(self, step: Chunk, traced: bool = False) -> BaseException | None:
         failure = self.run_step(step, traced)
@@ -251,16 +251,13 @@ class Tree:
             self.shared.frozen.check()  # (Thawed: the search starts again, freezing nothing)
         return failure
 
-    def _fails(self, step: Chunk, failed: dict[int, set[Failed]]) -> bool:
-        """Whether the step fails without running it: it does not compile, or it begins with the lines
-        a sibling ran from the same state before raising, followed alike (order.reach, Runs.tail)."""
+    def _fails(self, step: Chunk, failed: Failures) -> bool:
+        """Whether the step fails without running it: it does not compile, or it begins with the lines a
+        sibling ran from the same state before raising (loose ones aside), followed alike (order.reach)."""
         runs = self.runs
         if runs is None or step == CHECK:
             return False
-        where = runs.where(step) if failed else ()  # (each length of a failed prefix looked up once)
-        if any((where[:k], runs.tail(step, k)) in got for k, got in failed.items() if k <= len(where)):
-            return True
-        return runs.broken(step)
+        return failed.include(runs, step) or runs.broken(step)
 
     def _finish(self, node: Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
@@ -279,10 +276,10 @@ class Tree:
             if failure is not None:
                 return
         passed.append(replace(thread, complete=True, ran=m * self.repeat + 1))
-        self._passed(thread.ways)
+        self._passed([thread])
 
-    def _passed(self, ways: int) -> None:
-        self.passing += ways
+    def _passed(self, threads: list[Thread]) -> None:
+        self.passing += sum(t.ways for t in threads if t.space == 0)  # (the lines' own: search._together)
         if self.cap_passed and self.budget is not None:
             self.budget.accepted(self.passing)
 
