@@ -161,3 +161,40 @@ def test_a_card_id_written_as_code_is_a_link_to_it() -> None:
     assert linked == '<p>See <a href="#card:zero-grad-first"></a> and <code>not-a-card</code>.</p>\n'
     titles = {"zero-grad-first": ("D", "Why call zero_grad()?")}
     assert titled_links(html, titles) == "<p>See “Why call zero_grad()?” and <code>not-a-card</code>.</p>\n"
+
+
+WRAPPED = """\
+deck: D
+cards:
+  - id: wrapped
+    kind: basic
+    front: |
+      Both gradients are
+      1. What is `b` after one step?
+    back: |
+      It moves by the group's lr, which is
+      # the default only where a group sets none.
+
+      A list meant as one, after a blank line:
+
+      - first
+      - second
+"""
+
+
+def test_a_wrapped_line_that_starts_a_list_or_heading_is_warned_at_its_line(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    # `param-group-lr-overrides-default` wrapped "... Both gradients are" / "1. What is `b` ...?", and the
+    # quiz and Anki showed a numbered list in the middle of the question; nothing warned.
+    root = write_project(tmp_path, {"d.yaml": WRAPPED})
+    deck = root / "cards" / "d.yaml"
+    report = pipeline.check(options(root))
+    assert [str(w) for w in report.warnings if "Markdown" in w.message] == [
+        f"{deck}:7: card 'wrapped' -> front: the line '1. What is `b` after one step?' starts a Markdown "
+        "list inside a paragraph: rewrap the text so no line starts with '1.' (or put a blank line before "
+        "a list you mean)",
+        f"{deck}:10: card 'wrapped' -> back: the line '# the default only where a gro' starts a Markdown "
+        "heading inside a paragraph: rewrap the text so no line starts with '#' (or put a blank line "
+        "before a heading you mean)",
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from quizgen.cards import schema, svg
@@ -80,6 +81,7 @@ def text_problems(
             shown = f"\\[{tex}\\]" if display else f"\\({tex}\\)"
             errors.append(Problem(where, f"math {shown} cannot be shown: {reason}"))
     errors += _stray_problems(text, where) + _unbalanced_problems(text, where)
+    warnings += _wrapped_problems(text, where)
     for src in markup.image_sources(text):
         if markup.is_remote(src):
             if not src.lower().startswith("data:"):
@@ -88,6 +90,23 @@ def text_problems(
         elif (reason := _image_problem(card_file, src, root)) is not None:
             errors.append(Problem(where, reason))
     return errors, warnings
+
+
+def _wrapped_problems(text: str, where: Location) -> list[Problem]:
+    """A line of a paragraph that Markdown reads as the start of a list, heading or quote is a warning at
+    its line (a `|` block's text starts on the line after its key): the quiz and Anki would break the
+    sentence there, as a wrap that put "1." first on a line did."""
+    problems = []
+    lines = text.split("\n")
+    for at, block in markup.wrapped_blocks(text):
+        start = lines[at].strip()
+        here = replace(where, line=where.line + 1 + at, col=0) if where.line else where
+        message = (
+            f"the line '{start[:30]}' starts a Markdown {block} inside a paragraph: rewrap the text so no "
+            f"line starts with '{start.split()[0]}' (or put a blank line before a {block} you mean)"
+        )
+        problems.append(Problem(here, message))
+    return problems
 
 
 def _stray_problems(text: str, where: Location) -> list[Problem]:

@@ -161,6 +161,26 @@ def unbalanced_math(text: str) -> list[str]:
     return [t.markup for t in escapes if t.markup in _DELIMITERS]
 
 
+_BLOCK_START = re.compile(r"\n {0,3}(?:\d{1,9}[.)]|[-*+#>])")
+_BLOCKS = {
+    "bullet_list_open": "list",
+    "ordered_list_open": "list",
+    "heading_open": "heading",
+    "blockquote_open": "quote",
+}
+
+
+def wrapped_blocks(text: str) -> list[tuple[int, str]]:
+    """(line, "list" | "heading" | "quote") where such a block starts right under a paragraph's line,
+    as prose wrapped by hand makes it (a line "1. What is ..." under "Both gradients are"), 0-based."""
+    if not _BLOCK_START.search(text):
+        return []
+    tokens = _md().parse(text)
+    # (the hidden paragraphs of a tight list item may be followed by a nested list: that one is meant)
+    ends = {t.map[1] for t in tokens if t.type == "paragraph_open" and not t.hidden and t.map}
+    return [(t.map[0], _BLOCKS[t.type]) for t in tokens if t.type in _BLOCKS and t.map and t.map[0] in ends]
+
+
 def math_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every `\\( \\)` and `\\[ \\]` in the text, code or not, in order."""
     return [m.span() for m in _math(text)]
