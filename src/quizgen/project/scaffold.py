@@ -41,7 +41,7 @@ cards:
       opt.zero_grad()
       print(w.grad)
     holds: w.grad is not None and torch.equal(w.grad, torch.zeros(2))
-    explain: "The claim is {{verdict}}: after `zero_grad()` the gradient is `{{output}}`."
+    explain: "After `zero_grad()` the gradient is `{{output}}`."
 
   - id: order-one-step
     kind: order
