@@ -218,7 +218,7 @@ class Tree:
                 trail = (*node.trail, step)
                 group.outcome = Node(threads, node.anchor, (*node.path, step), objects, trail=trail)
                 children.append(group.outcome)
-        node.objects = None
+        node.objects = node.plan = None  # (a plan holds the objects too)
         return children
 
     def _seen(self, threads: list[Thread], node: Node | None = None) -> tuple[object, ...] | None:
@@ -305,7 +305,7 @@ class Tree:
         if node.objects is not None:
             if last:
                 self._put(*node.objects)
-                node.objects = None
+                node.objects = node.plan = None  # (a plan holds the objects too)
                 return
             copy = None
             if not node.opaque and not self._rebuild_is_cheaper(node):
