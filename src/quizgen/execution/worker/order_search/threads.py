@@ -10,6 +10,7 @@ from itertools import product
 from typing import Protocol
 
 from quizgen.execution.worker.order_search.names import Liveness
+from quizgen.execution.worker.order_search.plan import Plan
 from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders
 from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
 from quizgen.execution.worker.order_search.torch_state import Settings
@@ -119,6 +120,8 @@ class Anchor:
     ns: dict[str, object] | None
     settings: Settings
     live: frozenset[str] | None
+    plan: Plan | None = None  # how to copy it again (order.plan)
+    copies: int = 0
 
 
 @dataclass
@@ -130,6 +133,8 @@ class Node:
     live: frozenset[str] | None = None
     opaque: bool = False  # its state is known not to be copyable
     trail: tuple[Chunk, ...] = ()  # steps that lead from the start to this state
+    plan: Plan | None = None  # how to copy its objects again (order.plan)
+    copies: int = 0
 
 
 def objects_of(node: Node) -> tuple[dict[str, object], frozenset[str] | None]:

@@ -30,6 +30,7 @@ from quizgen.execution.worker.order_search.costs import Costs, clock
 from quizgen.execution.worker.order_search.frozen import Frozen
 from quizgen.execution.worker.order_search.glance import split
 from quizgen.execution.worker.order_search.names import Liveness
+from quizgen.execution.worker.order_search.plan import Plans
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, Orders, Share
 from quizgen.execution.worker.order_search.program_state import Opaque, Shared
 from quizgen.execution.worker.order_search.threads import (
@@ -87,6 +88,7 @@ class Tree:
         self.passing = 0  # the candidates the passed threads stand for
         self._held = 0  # states held (the layer being expanded and the next)
         self.costs, self.shared, self.repeat = Costs(), Shared(), repeat
+        self.plans = Plans(self.shared)  # states copied again are copied by a plan (order.plan)
         self._start: Settings | None = None
         self.freeze = False  # tensors only read are shared, not copied (order.frozen)
         self.fruitless = 0  # layers in a row in which comparing states merged none
@@ -216,7 +218,7 @@ class Tree:
                 trail = (*node.trail, step)
                 group.outcome = Node(threads, node.anchor, (*node.path, step), objects, trail=trail)
                 children.append(group.outcome)
-        node.objects = None
+        node.objects = node.plan = None  # (a plan holds the objects too)
         return children
 
     def _seen(self, threads: list[Thread], node: Node | None = None) -> tuple[object, ...] | None:
@@ -290,11 +292,10 @@ class Tree:
         if node.opaque or self._rebuild_is_cheaper(node):
             return
         try:
-            _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+            copy = self.plans.copy(node, node.objects[0], node.live)
         except Opaque:
             node.opaque = True
             return
-        assert copy is not None
         node.anchor = Anchor(copy, node.objects[1], node.live)
         node.path = ()
 
@@ -304,13 +305,13 @@ class Tree:
         if node.objects is not None:
             if last:
                 self._put(*node.objects)
-                node.objects = None
+                node.objects = node.plan = None  # (a plan holds the objects too)
                 return
             copy = None
             if not node.opaque and not self._rebuild_is_cheaper(node):
                 began = clock()
                 try:
-                    _, copy = order_state.capture(node.objects[0], node.live, self.shared, copy=True)
+                    copy = self.plans.copy(node, node.objects[0], node.live)
                     self.costs.copied(clock() - began)
                 except Opaque:
                     node.opaque = True
@@ -329,9 +330,7 @@ class Tree:
             order_settings.restore_settings(self._start)
             path = node.trail
         else:
-            _, copy = order_state.capture(anchor.ns, anchor.live, self.shared, copy=True)
-            assert copy is not None
-            self._put(copy, anchor.settings)
+            self._put(self.plans.copy(anchor, anchor.ns, anchor.live), anchor.settings)
         for step in path:
             if self._run(step) is not None:
                 raise SnippetFailed(
