@@ -22,9 +22,8 @@ from quizgen.execution.worker.order_search.torch_state import Settings, restore_
 from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 
 Tail = tuple[tuple[int, bool], ...]  # Runs.tail
-Lines = tuple[
-    tuple[int, int], ...
-]  # a step's lines as (block, line within it); (-1 - level, 0): any loose line
+# A step's lines as (block, line within it); (-1 - level, 0) stands for any loose line at that level.
+Lines = tuple[tuple[int, int], ...]
 # How far a failed step got (its first lines), which of them may differ (loose, not reached), those
 # lines so masked (Runs.masked), and its tail (order.reach)
 Reached = tuple[int, tuple[int, ...], Lines, Tail]
