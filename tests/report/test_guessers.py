@@ -111,4 +111,50 @@ def test_check_report_prints_the_table(project: Callable[..., Path], monkeypatch
         "  myths: shorter claim => true                        12     0/12 (0%)    50%",
         "  myths: the commoner verdict                         12    6/12 (50%)    50%",
         "(a guesser leaks when it beats chance by more than 15 points on 10 or more items)",
+        "two-way items: 12 of 12 (100%): 12 myths, 0 value cards",
     ]
+
+
+_VALUES = """deck: Values
+cards:
+  - id: two-way
+    kind: value
+    ask: What is x?
+    code: |
+      x = 1
+    answer_expr: x
+    answer: 1
+    variants:
+      - label: you believed it doubles
+        code: |
+          x = 2
+      - label: you believed it doubles, said otherwise
+        code: |
+          x = 2.0
+  - id: three-way
+    kind: value
+    ask: What is y?
+    code: |
+      y = 1
+    answer_expr: y
+    answer: 1
+    variants:
+      - label: you believed it doubles
+        code: |
+          y = 2
+      - label: you believed it triples
+        code: |
+          y = 3
+"""
+
+
+def test_the_report_counts_two_way_items_and_names_the_value_cards(
+    project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two variants with one answer between them leave a coin flip; the myths are counted, not named."""
+    root = project({"values.yaml": _VALUES, "myths.yaml": "deck: Myths\ncards:" + _myth(1, True, "x")})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--report", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    told = result.output.splitlines()[-2:]
+    assert told == ["two-way items: 2 of 3 (67%): 1 myths, 1 value cards", "  two-way"]

@@ -189,8 +189,23 @@ def _figure(s: Score) -> str:
     return f"{right}/{s.items} ({s.rate:.0%})"
 
 
+def two_way(cards: Sequence[VerifiedCard]) -> list[str]:
+    """The ids of the cards a learner answers by picking one of two: myths, and value cards whose
+    variants give one distinct wrong answer (chosen or typed: typing "0" or "2" is a coin flip too)."""
+    return [vc.card.id for vc in cards if _is_two_way(vc)]
+
+
+def _is_two_way(vc: VerifiedCard) -> bool:
+    if isinstance(vc.card, MythCard):
+        return True
+    if not isinstance(vc.card, ValueCard) or not vc.card.variants or vc.outcome is None:
+        return False
+    return len(variants.choices(vc.card.variants, vc.outcome, vc.card.tolerance)) == 2
+
+
 def table(decks: Sequence[VerifiedDeck]) -> list[str]:
-    """The report as lines of text: per deck, each guesser's score beside chance, and the leaks marked."""
+    """The report as lines of text: per deck, each guesser's score beside chance, and the leaks marked;
+    then the two-way items (a coin flip: right half the time knowing nothing)."""
     lines = [f"{'deck / guesser':<50} {'items':>5} {'right':>13} {'chance':>6}"]
     for name, _, by_items in scored(decks):
         lines.append(name + ("" if by_items else ": no myths, choices or order puzzles"))
@@ -201,4 +216,11 @@ def table(decks: Sequence[VerifiedDeck]) -> list[str]:
                 lines.append(f"{name:<50} {s.items:>5} {_figure(s):>13} {s.chance_rate:>6.0%}{mark}")
     margin = f"{MARGIN * 100:g} points on {MIN_ITEMS} or more items"
     lines.append(f"(a guesser leaks when it beats chance by more than {margin})")
+    cards = [vc for vd in decks for vc in vd.cards]
+    if cards:
+        pairs = two_way(cards)
+        values = [vc.card.id for vc in cards if isinstance(vc.card, ValueCard) and vc.card.id in pairs]
+        share = f"{len(pairs)} of {len(cards)} ({len(pairs) / len(cards):.0%})"
+        lines.append(f"two-way items: {share}: {len(pairs) - len(values)} myths, {len(values)} value cards")
+        lines.extend(f"  {card_id}" for card_id in values)
     return lines
