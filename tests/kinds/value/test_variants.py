@@ -8,7 +8,7 @@ import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 import pytest
@@ -16,10 +16,11 @@ import yaml
 
 from quizgen import pipeline
 from quizgen.cards import loader, schema
-from quizgen.cards.model import Tolerance
-from quizgen.errors import CardErrors
-from quizgen.execution.protocol import Answer
+from quizgen.cards.model import Snippet, Tolerance
+from quizgen.errors import CardErrors, Location
+from quizgen.execution.protocol import Answer, Outcome
 from quizgen.kinds.value import variants
+from quizgen.kinds.value.variants import Variant
 from quizgen.project import settings
 from quizgen.render.present import card_view
 from tests.support.variants import CHOICE_DECK, FEEDBACK, FILES, RAISES
@@ -314,3 +315,33 @@ def test_reading_a_variant_prints_no_python_warning(project: Callable[..., Path]
         warnings.simplefilter("always")
         assert load_errors(root) == []
     assert [str(w.message) for w in caught] == []
+
+
+def _raised(error: str, message: str) -> Answer:
+    return cast(Answer, {"type": "exception", "value": error, "message": message})
+
+
+def test_an_option_raising_what_no_other_raises_shows_its_type_alone_and_its_feedback_the_message() -> None:
+    """The message often restates the question ("can't optimize a non-leaf Tensor"); two options raising
+    the same type keep their first clauses, or the learner could not tell them apart."""
+    here = Location("cards/x.yaml", 1)
+    wrong = [Variant(f"belief {n}", Snippet("x = 1", "cards/x.yaml", 1), here) for n in range(3)]
+    right = _raised("ValueError", "can't optimize a non-leaf Tensor")
+    number = cast(Answer, {"type": "float", "value": 2.0, "display": "2.0"})
+    parts = {
+        "variants[0]": Outcome(ok=True, value=number),
+        "variants[1]": Outcome(ok=True, value=_raised("RuntimeError", "element 0 does not require grad")),
+        "variants[2]": Outcome(ok=True, value=_raised("RuntimeError", "Trying to backward a second time")),
+    }
+    judged: Any = variants.judge(wrong, Outcome(ok=True, value=right, parts=parts), Tolerance(), "choice")
+    assert [c["text"] for c in judged["choices"]] == [
+        "raises ValueError",
+        "2.0",
+        "raises RuntimeError: element 0 does not require grad",
+        "raises RuntimeError: Trying to backward a second time",
+    ]
+    assert judged["choices"][0]["feedback"] == ""  # the right one: the back shows the answer whole
+    assert [c["feedback"] for c in judged["choices"][2:]] == [
+        "that is what you get if belief 1",
+        "that is what you get if belief 2",
+    ]

@@ -322,12 +322,21 @@ def choices(variants: list[Variant], outcome: Outcome, tol: Tolerance) -> list[C
     return [Choice(outcome.value, ""), *wrong]
 
 
+def _option_text(answer: Answer, found: list[Choice]) -> str:
+    """An option's text: an exception no other option raises shows its type alone, since its message
+    often restates the question's set-up (its feedback, or the answer on the back, keeps it whole)."""
+    if answer["type"] != "exception":
+        return compare.show_short(answer)
+    raised = [c.answer["value"] for c in found if c.answer["type"] == "exception"]
+    return f"raises {answer['value']}" if raised.count(answer["value"]) == 1 else compare.show_short(answer)
+
+
 def judge(variants: list[Variant], outcome: Outcome, tol: Tolerance, mode: str) -> dict[str, JSON]:
     """What the learners' scripts need besides the answer: how the card is answered, and the choices
     (the right one first; each shows its text, and a wrong one its feedback)."""
     keys = ("type", "value", "dtype", "shape")
     found = choices(variants, outcome, tol)
-    short = [compare.show_short(c.answer) for c in found]
+    short = [_option_text(c.answer, found) for c in found]
     listed: list[JSON] = []
     for c, text in zip(found, short, strict=True):
         whole = compare.show(c.answer)
