@@ -158,3 +158,34 @@ def test_the_report_counts_two_way_items_and_names_the_value_cards(
     assert result.exit_code == 0, result.output
     told = result.output.splitlines()[-2:]
     assert told == ["two-way items: 2 of 3 (67%): 1 myths, 1 value cards", "  two-way"]
+
+
+_RAISING = """deck: Raising
+cards:
+  - id: raising
+    kind: value
+    ask: What happens?
+    code: |
+      y = 1.0
+      raise ValueError("no learning rate was set, so no step")
+    answer_expr: y
+    answer: {raises: ValueError}
+    variants:
+      - label: you believed it returns the rates
+        replace: {"raise ValueError(\\"no learning rate was set, so no step\\")": "y = [1.0, 2.0, 3.0, 4.0]"}
+      - label: you believed it returns 2
+        replace: {"raise ValueError(\\"no learning rate was set, so no step\\")": "y = 2.0"}
+"""
+
+
+def test_the_option_guessers_read_the_options_as_the_page_shows_them(
+    project: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one raising option shows `raises ValueError` alone, shorter than a list: the longest-option
+    guesser misses (it would win on the whole message, which the page does not show)."""
+    root = project({"raising.yaml": _RAISING})
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--report", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    longest = next(line for line in result.output.splitlines() if "the longest option" in line)
+    assert longest.split()[-3:-1] == ["0/1", "(0%)"], longest

@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from quizgen.answers import compare
 from quizgen.cards.model import VerifiedCard, VerifiedDeck
 from quizgen.errors import Location, Problem
 from quizgen.kinds.myth import MythCard, computed_verdict
@@ -121,7 +120,8 @@ def _choices(vc: VerifiedCard) -> tuple[list[str], list[int]] | None:
     card = cast(ValueCard, vc.card)
     if not card.variants or card.answers != "choice" or vc.outcome is None:
         return None
-    texts = [compare.show(c.answer) for c in variants.choices(card.variants, vc.outcome, card.tolerance)]
+    judged = variants.judge(card.variants, vc.outcome, card.tolerance, "choice")["choices"]
+    texts = [str(cast(dict[str, object], c)["text"]) for c in cast(list[object], judged)]  # as the page shows
     return (texts, listed(card.id, len(texts))) if len(texts) > 1 else None
 
 
