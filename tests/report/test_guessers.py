@@ -44,7 +44,17 @@ def test_the_choice_guessers_share_ties_and_read_the_listed_order() -> None:
         Score("the shortest option", 3, 1, chance),
         Score("the first option listed", 3, 1, chance),
         Score("the last option listed", 3, 1, chance),
+        Score("the only option that raises", 1, 1, 1 / 3),  # only the first card has one raising option
     ]
+
+
+def test_the_only_option_that_raises_is_scored_where_one_option_alone_raises() -> None:
+    items = [
+        (["raises ValueError", "1.0", "2.0"], [0, 1, 2]),  # the key raises, alone: right
+        (["1.0", "raises ValueError", "2.0", "3.0"], [0, 1, 2, 3]),  # a wrong option raises, alone: wrong
+        (["raises ValueError", "raises RuntimeError", "2.0"], [0, 1, 2]),  # two raise: not this guesser's
+    ]
+    assert choice_scores(items)[-1] == Score("the only option that raises", 2, 1, 1 / 3 + 1 / 4)
 
 
 def test_the_first_block_first() -> None:

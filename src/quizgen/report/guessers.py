@@ -5,7 +5,8 @@ A guesser never reads the question: it answers from the surface of what is shown
 - myths: "longer claim => true" (a claim longer than the deck's median claim is called true), its mirror
   "shorter claim => true", and "the commoner verdict" (every claim called what most of the deck's are);
 - multiple choice (value cards answered by choosing): the longest option, the shortest option (ties
-  share the credit), the first and the last option in the order the page lists them;
+  share the credit), the first and the last option in the order the page lists them, and, where one
+  option alone is an exception, that one;
 - order puzzles: "the first block first" (the line the page lists first is put first).
 Each deck is scored, and the project's decks together too (a learner who takes them all learns one
 pattern across them). Chance is what a coin (or a die, over a card's options or lines) scores on the
@@ -30,6 +31,7 @@ from quizgen.render.view import listed, shuffled
 MYTHS, CHOICES, PUZZLES = "myths", "multiple-choice cards", "order puzzles"  # what each guesser answers
 MARGIN = 0.15  # points over chance (as a share) a learner notices
 MIN_ITEMS = 10  # fewer items and a lucky streak is no pattern to learn
+RAISES = "raises "  # how an option that is an exception reads (answers/compare.show_short)
 
 
 @dataclass(frozen=True)
@@ -92,12 +94,19 @@ def choice_scores(items: Sequence[tuple[Sequence[str], Sequence[int]]]) -> list[
         return []
     n = len(items)
     chance = sum(1 / len(texts) for texts, _ in items)
-    return [
+    found = [
         Score("the longest option", n, sum(_tied(t, max) for t, _ in items), chance),
         Score("the shortest option", n, sum(_tied(t, min) for t, _ in items), chance),
         Score("the first option listed", n, sum(order[0] == 0 for _, order in items), chance),
         Score("the last option listed", n, sum(order[-1] == 0 for _, order in items), chance),
     ]
+    # "the one that raises": on the cards where exactly one option is an exception, pick it
+    lone = [[t.startswith(RAISES) for t in texts] for texts, _ in items]
+    lone = [raising for raising in lone if sum(raising) == 1]
+    if lone:
+        chance = sum(1 / len(raising) for raising in lone)
+        found.append(Score("the only option that raises", len(lone), sum(r[0] for r in lone), chance))
+    return found
 
 
 def order_scores(puzzles: Sequence[tuple[int, Sequence[int], Sequence[Sequence[int]]]]) -> list[Score]:
