@@ -389,9 +389,10 @@ class Onward:
     def leads_on(self, chunk: Chunk, placed: int) -> bool:
         """Whether `chunk`, after which the blocks in `placed` are placed, compiles, and so does every
         step of some way on from it."""
-        return not self.broken(chunk) and self._compiles_on(placed)
+        return not self.broken(chunk) and self.compiles_on(placed)
 
-    def _compiles_on(self, placed: int) -> bool:
+    def compiles_on(self, placed: int) -> bool:
+        """Whether some way on from the blocks in `placed` compiles step for step (Tree._next)."""
         if placed == self.orders.full:
             return True
         if placed not in self._on:

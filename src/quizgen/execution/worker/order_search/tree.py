@@ -155,8 +155,9 @@ class Tree:
                 steps = [(chunk, after, 1) for chunk, after in space.orders.next_chunks(thread.placed)]
             for chunk, placed, alike in steps:
                 chunks = (*thread.chunks, chunk)
-                if space.onward is not None and not space.onward.leads_on(chunk, placed):
-                    # (a step of each does not compile)
+                if space.onward is not None and not space.onward.compiles_on(placed):
+                    # (no way on compiles; whether the step does is asked just before it would run,
+                    # after its failed siblings, Tree._fails: most steps they rule out are never compiled)
                     self.decided += thread.ways * alike * space.orders.completions(placed)
                     continue
                 if self.share is None or self.share.allows(chunks):
