@@ -9,6 +9,11 @@ under its environment's Python), one after another, each importing torch once an
 that build runs there once (jobs.py says which, and what "once" means for an order card). Each figure is
 the median of --repeat runs; the ratios are taken in wall and in CPU time, and again with the order
 searches left out (their CPU as the build's workers measured it; the order cards' own in the floor).
+
+A second floor, measured in the same processes, puts in each order card's place its search run there
+as a worker runs it (quizgen's own search code, in place: no sandbox, no process per job, no split):
+the build's ratio to that one is what the build's machinery adds around the same executions, whatever
+the search's own algorithm costs (bench/orders.py and docs/order-search.md measure that).
 """
 
 from __future__ import annotations
@@ -79,11 +84,15 @@ class Shipped:
         state = self.root / "state"  # the build's state: the bench's own, never the user's
         torches = self._run([sys.executable, str(HERE / "jobs.py"), "--torch-dir"]).strip()
         self.env.update(QUIZGEN_CACHE_DIR=str(state), QUIZGEN_TORCH_DIR=torches)
+        # Another torch's floor searches with this quizgen, found alone (as its pool finds it).
+        self.imports = self._run([sys.executable, str(HERE / "jobs.py"), "--import-path"]).strip()
         self.jobs = self.root / "jobs.json"
         self.jobs.write_text(self._run([sys.executable, str(HERE / "jobs.py"), str(self.root / "cards")]))
 
-    def _run(self, cmd: list[str]) -> str:
-        done = subprocess.run(cmd, cwd=self.root, capture_output=True, text=True, env=self.env)
+    def _run(self, cmd: list[str], env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            cmd, cwd=self.root, capture_output=True, text=True, env={**self.env, **(env or {})}
+        )
         if done.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}")
         return done.stdout
@@ -111,20 +120,41 @@ class Shipped:
         }
 
     def floor(self) -> dict[str, float]:
-        """Every version's floor process in turn: wall, CPU, and the order cards' share of its CPU."""
+        """Every version's floor process in turn: wall and CPU of both floors (the order cards' own
+        runs, or their searches), and the order cards' share of each."""
         runs = json.loads(self.jobs.read_text())
-        wall = cpu = orders = 0.0
+        spent = dict.fromkeys(
+            ("wall", "cpu", "orders cpu", "orders wall", "searches cpu", "searches wall"), 0.0
+        )
         for python in runs:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             told = self.root / "floor.json"
-            self._run([python or sys.executable, str(HERE / "floor.py"), str(self.jobs), python, str(told)])
-            wall += time.perf_counter() - start
+            cmd = [
+                python or sys.executable,
+                str(HERE / "floor.py"),
+                str(self.jobs),
+                python,
+                str(told),
+                "--searches",
+            ]
+            self._run(cmd, {"PYTHONPATH": self.imports} if python else {})
+            spent["wall"] += time.perf_counter() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-            orders += json.loads(told.read_text())["orders cpu"]
+            spent["cpu"] += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            for name, seconds in json.loads(told.read_text()).items():
+                spent[name] += seconds
+        # The floor process ran both: each floor is its total without the other's order cards.
+        figures = {
+            "wall": spent["wall"] - spent["searches wall"],
+            "cpu": spent["cpu"] - spent["searches cpu"],
+            "orders cpu": spent["orders cpu"],
+            "searched wall": spent["wall"] - spent["orders wall"],
+            "searched cpu": spent["cpu"] - spent["orders cpu"],
+            "searches cpu": spent["searches cpu"],
+        }
         jobs = sum(len(jobs) for jobs in runs.values())
-        return {"wall": wall, "cpu": cpu, "orders cpu": orders, "jobs": jobs, "versions": len(runs)}
+        return {**figures, "jobs": jobs, "versions": len(runs)}
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -171,6 +201,21 @@ def table(m: dict[str, float], last: dict[str, object], repeat: int) -> str:
         ("  cold build / floor, wall (target <= 1.5)", f"{m['build wall'] / m['floor wall']:.2f}x"),
         ("  cold build / floor, CPU", f"{m['build cpu'] / m['floor cpu']:.2f}x"),
         ("  the same without the order searches, CPU", f"{outside / floor_outside:.2f}x"),
+        (
+            "  searched floor: each order card's search run in place instead, wall (s)",
+            f"{m['floor searched wall']:.2f}",
+        ),
+        ("  searched floor: CPU (s)", f"{m['floor searched cpu']:.2f}"),
+        ("    of it the searches, in place (s)", f"{m['floor searches cpu']:.2f}"),
+        (
+            "  cold build / searched floor, wall (the build's machinery)",
+            f"{m['build wall'] / m['floor searched wall']:.2f}x",
+        ),
+        ("  cold build / searched floor, CPU", f"{m['build cpu'] / m['floor searched cpu']:.2f}x"),
+        (
+            "  the order searches: in the build / in place, CPU",
+            f"{m['build search cpu'] / m['floor searches cpu']:.2f}x",
+        ),
     ]
     width = max(len(label) for label, _ in rows)
     lines = [f"{label:<{width}} {value:>12}" for label, value in rows]

@@ -1,6 +1,6 @@
 """The floor of one torch version: one process imports torch once and executes each job's code once.
 
-    PYTHON bench/floor.py JOBS_JSON KEY OUT   (the jobs under JOBS_JSON[KEY]: bench/jobs.py)
+    PYTHON bench/floor.py JOBS_JSON KEY OUT [--searches]   (the jobs under JOBS_JSON[KEY]: bench/jobs.py)
 
 Plain Python and torch, no quizgen: the least any tool that really runs the snippets could do on one
 core. Each job starts from a fresh namespace with torch seeded, runs its setup, and then:
@@ -12,9 +12,16 @@ core. Each job starts from a fresh namespace with torch seeded, runs its setup, 
   fresh namespace again, the lines as written with that distractor after them, `repeat` times, and the
   check. Nothing else: no other order is tried (the search is what the build adds).
 
+With `--searches` (quizgen on the import path), each order card's job is then also searched in this
+process as a worker searches it (quizgen's own search code: `order_search.search`, as bench/orders.py
+calls it), without the sandbox, a process per job or the split across workers: the floor of a build
+that must run the same search, so that the build's ratio to it is what the build adds around the
+same executions.
+
 An exception (a myth's, a distractor's) ends that run and is not reported: only the time counts.
 What the snippets print goes where the process's output goes (as quizgen captures it, each job's
-output is read); {"orders cpu": CPU seconds spent in order cards' jobs} is written to OUT.
+output is read); OUT gets {"orders cpu", "orders wall": seconds spent in order cards' jobs as above,
+"searches cpu", "searches wall": in their searches (0 without --searches)}.
 """
 
 from __future__ import annotations
@@ -61,23 +68,40 @@ def _order(job: dict[str, Any]) -> None:
         _run([*job["setup"], *[program] * job["repeat"], job["check"]], [])
 
 
+def _search(job: dict[str, Any]) -> None:
+    """The order card's search, as a worker runs it in a job's process (bench/orders.py's way)."""
+    from quizgen.execution.worker import runner
+
+    runner._register_lines(job)  # type: ignore[arg-type]
+    runner.reset_state()
+    runner._run_by_type(job)  # type: ignore[arg-type]
+
+
 def main() -> None:
     with open(sys.argv[1]) as f:
         jobs = json.load(f)[sys.argv[2]]
+    searches = "--searches" in sys.argv[4:]
     import torch
 
     torch.set_num_threads(1)
-    orders = 0.0
+    if searches:
+        from quizgen.execution.worker import runner
+
+        runner.remember_state()
+    spent = {"orders cpu": 0.0, "orders wall": 0.0, "searches cpu": 0.0, "searches wall": 0.0}
     for job in jobs:
         if job["type"] == "search":
-            began = time.process_time()
-            _order(job)
-            orders += time.process_time() - began
+            for part, run in (("orders", _order), ("searches", _search if searches else None)):
+                if run is not None:
+                    began, wall = time.process_time(), time.perf_counter()
+                    run(job)
+                    spent[f"{part} cpu"] += time.process_time() - began
+                    spent[f"{part} wall"] += time.perf_counter() - wall
         else:
             expr = [job["expr"]] if job.get("answer") and job.get("expr") else []
             _run([*job["setup"], job["code"]], [*expr, *job.get("cite", {}).values()])
     with open(sys.argv[3], "w") as f:
-        json.dump({"orders cpu": orders}, f)
+        json.dump(spent, f)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python bench/jobs.py CARDS_DIR      (the quizgen under test on the import path)
     python bench/jobs.py --torch-dir    (where provisioned torches are: environments.root())
+    python bench/jobs.py --import-path  (a folder holding this quizgen alone, for another torch's Python)
 
 Planned by quizgen's own code, as `quizgen build --no-cache` plans them: every distinct job of the
 installed torch (a value card's variants included); a card judged on another version under that
@@ -52,6 +53,8 @@ def planned(cards_dir: Path) -> dict[str, list[Job]]:
 def main() -> None:
     if sys.argv[1] == "--torch-dir":
         print(environments.root())
+    elif sys.argv[1] == "--import-path":
+        print(environments.import_path())
     else:
         json.dump(planned(Path(sys.argv[1])), sys.stdout)
 

@@ -15,6 +15,7 @@ Reads are not restricted (the sandbox's root is read-only). `/dev/shm` stays wri
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import struct
 from collections.abc import Iterable
@@ -32,6 +33,7 @@ _TRUNCATE = 1 << 14  # ABI 3
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 
+@functools.cache  # one for the pool: each job's process is forked after the zygote's first use
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 

@@ -194,8 +194,9 @@ def _register_lines(job: Job) -> None:
         linecache.cache[s["path"]] = (0, None, lines, s["path"])
 
 
-def execute_job(job: Job) -> Result:
-    """Run a job with its output captured.
+def execute_job(job: Job, reset: bool = True) -> Result:
+    """Run a job with its output captured; `reset=False` in a process forked from the zygote, whose
+    settings are reset already (zygote._warm_up) and which runs nothing else.
 
     A failure of quizgen's own code is reported as `internal` with its traceback, never as the card's.
     """
@@ -204,7 +205,8 @@ def execute_job(job: Job) -> Result:
     saved = sys.stdout, sys.stderr
     start = time.perf_counter()
     try:
-        reset_state()
+        if reset:
+            reset_state()
         sys.stdout = sys.stderr = capture
         result = _run_by_type(job)
     except SnippetFailed as exc:
