@@ -129,8 +129,7 @@ def _choices(vc: VerifiedCard) -> tuple[list[str], list[int]] | None:
     card = cast(ValueCard, vc.card)
     if not card.variants or card.answers != "choice" or vc.outcome is None:
         return None
-    judged = variants.judge(card.variants, vc.outcome, card.tolerance, "choice")["choices"]
-    texts = [str(cast(dict[str, object], c)["text"]) for c in cast(list[object], judged)]  # as the page shows
+    texts = variants.option_texts(variants.choices(card.variants, vc.outcome, card.tolerance))  # as shown
     return (texts, listed(card.id, len(texts))) if len(texts) > 1 else None
 
 

@@ -331,17 +331,21 @@ def _option_text(answer: Answer, found: list[Choice]) -> str:
     return f"raises {answer['value']}" if raised.count(answer["value"]) == 1 else compare.show_short(answer)
 
 
+def option_texts(found: list[Choice]) -> list[str]:
+    """The choices' texts as the page shows them (_option_text), except that two a shortening would make
+    look the same are both shown in full."""
+    short = [_option_text(c.answer, found) for c in found]
+    return [compare.show(c.answer) if short.count(t) > 1 else t for c, t in zip(found, short, strict=True)]
+
+
 def judge(variants: list[Variant], outcome: Outcome, tol: Tolerance, mode: str) -> dict[str, JSON]:
     """What the learners' scripts need besides the answer: how the card is answered, and the choices
     (the right one first; each shows its text, and a wrong one its feedback)."""
     keys = ("type", "value", "dtype", "shape")
     found = choices(variants, outcome, tol)
-    short = [_option_text(c.answer, found) for c in found]
     listed: list[JSON] = []
-    for c, text in zip(found, short, strict=True):
+    for c, text in zip(found, option_texts(found), strict=True):
         whole = compare.show(c.answer)
-        if short.count(text) > 1:  # two options a shortening would make look the same: both in full
-            text = whole
         feedback = c.feedback
         if feedback and text != whole:  # the option shows the first clause; its feedback, all of it
             feedback += f" (it {whole})"
