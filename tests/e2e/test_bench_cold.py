@@ -3,28 +3,18 @@ against each."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 import quizgen
 from tests.support.jobs import answering
 from tests.support.order_puzzles import job
-from tests.support.paths import REPO
-
-
-def _bench(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.support.paths import REPO, bench_module
 
 
 def _floor(tmp_path: Path, *flags: str) -> dict[str, float]:
@@ -51,7 +41,7 @@ def test_the_floor_runs_each_order_cards_search_in_place_only_when_asked(tmp_pat
 
 
 def test_the_report_sets_the_build_against_both_floors() -> None:
-    cold = _bench("cold")
+    cold = bench_module("cold")
     measured = {
         "build jobs": 432, "build searches": 20, "build wall": 60.0, "build cpu": 70.0,
         "build search cpu": 56.0, "build parent cpu": 1.2, "floor versions": 2, "floor wall": 8.0,
