@@ -15,10 +15,11 @@ Reads are not restricted (the sandbox's root is read-only). `/dev/shm` stays wri
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import struct
 from collections.abc import Iterable
+
+from quizgen.execution.sandbox.libc import libc, prctl
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 _CREATE_RULESET_VERSION = 1
@@ -33,14 +34,9 @@ _TRUNCATE = 1 << 14  # ABI 3
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 
-@functools.cache  # one for the pool: each job's process is forked after the zygote's first use
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
 def abi() -> int:
     """The Landlock ABI this kernel offers (0: none)."""
-    version = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
+    version = libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
     return max(int(version), 0)
 
 
@@ -50,14 +46,14 @@ def confine(writable: Iterable[str], devices: str = "/dev") -> int:
     version = abi()
     if version == 0:
         return 0
-    libc = _libc()
+    lib = libc()
     write = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE
     write |= _REFER if version >= 2 else 0
     write |= _TRUNCATE if version >= 3 else 0
     scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if version >= 6 else 0
     # struct landlock_ruleset_attr: handled_access_fs, handled_access_net (ABI 4), scoped (ABI 6)
     attr = struct.pack("QQQ", write, 0, scoped) if version >= 6 else struct.pack("Q", write)
-    ruleset = libc.syscall(_SYS_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), 0)
+    ruleset = lib.syscall(_SYS_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), 0)
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
@@ -68,13 +64,12 @@ def confine(writable: Iterable[str], devices: str = "/dev") -> int:
             try:
                 # struct landlock_path_beneath_attr (packed): allowed_access, parent_fd
                 beneath = struct.pack("=Qi", access, fd)
-                if libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, beneath, 0) != 0:
+                if lib.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, beneath, 0) != 0:
                     raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        if libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
+        prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if lib.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     finally:
         os.close(ruleset)

@@ -18,6 +18,8 @@ import contextlib
 import ctypes
 import errno
 
+from quizgen.execution.sandbox.libc import libc
+
 _MADV_COLLAPSE = 25
 _HUGE = 2 << 20  # the x86-64 and arm64 (4 KiB pages) huge page; read from /sys where it is shown
 _SIZE = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
@@ -27,14 +29,14 @@ def collapse(maps: str = "/proc/self/maps") -> int:
     """Put this process's private anonymous memory into huge pages where the kernel can; returns the
     bytes collapsed (0 on a kernel without MADV_COLLAPSE or with huge pages turned off)."""
     huge = _huge_size()
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib = libc()
+    lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     done = 0
     for start, end in _anonymous(maps):
         first, last = -(-start // huge) * huge, end // huge * huge
         if last - first < huge:
             continue
-        if libc.madvise(first, last - first, _MADV_COLLAPSE) == 0:
+        if lib.madvise(first, last - first, _MADV_COLLAPSE) == 0:
             done += last - first
         elif ctypes.get_errno() in (errno.EINVAL, errno.EPERM):  # not this kernel, or not allowed here
             break

@@ -16,7 +16,6 @@ the sandbox's PID namespace ends with it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import select
@@ -30,6 +29,7 @@ from quizgen.constants import RESULT_LIMIT
 from quizgen.execution import progress, records
 from quizgen.execution.protocol import Job, Result
 from quizgen.execution.sandbox import landlock
+from quizgen.execution.sandbox.libc import prctl
 from quizgen.execution.worker import stuck
 from quizgen.execution.worker.owner import claim_jobs
 from quizgen.project import trees
@@ -37,16 +37,13 @@ from quizgen.project import trees
 _PR_SET_CHILD_SUBREAPER = 36
 Progress = Callable[[tuple[int, int, int]], None]  # (phase, done, total): progress.py
 
-# Loaded once, in the zygote: a job's process that made its own wrote ~60 more of its pages (~0.3 ms).
-_LIBC = ctypes.CDLL(None)
-
 CONFINE = False  # in the sandbox: each job has its own TMPDIR and HOME, and writes only beneath its folder
 
 
 def become_subreaper() -> None:
     """Orphans of this process's children become its children, so none escapes `reap_all`."""
     with contextlib.suppress(OSError, AttributeError):  # not Linux: no subreaper
-        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
 def describe_exit(status: int) -> str:
@@ -80,7 +77,7 @@ def _child(job: Job, jobdir: str, write_fd: int, progress_fd: int) -> None:
         progress.listen(progress_fd)
         claim_jobs()
         os.setpgid(0, 0)
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: end with the worker
         if CONFINE:  # in the sandbox; with --sandbox=off a snippet has the user's $HOME, as asked
             for name, env in (("tmp", "TMPDIR"), ("home", "HOME")):
                 os.mkdir(os.path.join(jobdir, name), 0o700)

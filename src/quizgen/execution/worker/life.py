@@ -9,6 +9,7 @@ taken from the process that ran that job (and nothing else).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -18,6 +19,7 @@ from collections.abc import Callable
 
 from quizgen.constants import FILE_LIMIT, INTERNAL_ERROR_EXIT, RETIRE_AFTER_JOBS
 from quizgen.execution.protocol import Result, WorkerTask
+from quizgen.execution.sandbox.libc import prctl
 
 
 def _limit_resources(memory: int) -> None:
@@ -31,12 +33,8 @@ def _limit_resources(memory: int) -> None:
 
 def _die_with_parent() -> None:
     """Ask Linux to kill this worker when the zygote goes, so no snippet outlives a build."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
+    with contextlib.suppress(OSError, AttributeError):  # not Linux
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _send_result(write_fd: int, result: Result) -> None:

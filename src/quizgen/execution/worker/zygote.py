@@ -30,7 +30,7 @@ from quizgen.constants import (
     ORDER_TIMEOUT_FACTOR,
 )
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
-from quizgen.execution.sandbox import landlock
+from quizgen.execution.sandbox.libc import prctl
 from quizgen.execution.worker import huge_pages, isolate, life, stuck
 from quizgen.project import trees
 
@@ -303,11 +303,7 @@ class _Ended:
 
 
 def _not_dumpable() -> None:
-    import ctypes
-
-    pr_set_dumpable = 4
-    if ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) != 0:  # pragma: no cover
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
+    prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE; also loads libc once for every fork (sandbox/libc.py)
 
 
 def _watch_parent() -> int | None:
@@ -338,8 +334,6 @@ def main() -> None:
     parent = _watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     isolate.CONFINE = args.confine
-    if args.confine:
-        landlock.abi()  # libc loaded here once, not in every job's process (landlock._libc)
     torch_version = _warm_up(optimizers=not args.cold)
     # What torch and the warm-up made stays as it is in every fork: out of the collector's reach, a
     # job's process does not write to (copy) each of those objects' pages when it collects.
