@@ -37,7 +37,8 @@ def shipped(tmp_path_factory: pytest.TempPathFactory, pool: object) -> pipeline.
 def test_the_deck_has_what_the_issue_asks(shipped: pipeline.Report) -> None:
     kinds = Counter(vc.card.kind for d in shipped.decks for vc in d.cards)
     assert sum(kinds.values()) >= 40
-    assert kinds["value"] >= 8 and kinds["myth"] >= 8 and kinds["order"] >= 5
+    # issue 33 turns myths into value cards (fewer coin flips): a few myths stay, not the first issue's 8
+    assert kinds["value"] >= 8 and kinds["myth"] >= 5 and kinds["order"] >= 5
     orders = [vc.outcome.orders for d in shipped.decks for vc in d.cards if vc.card.kind == "order"]
     assert all(orders) and sum(len(o or []) > 1 for o in orders) >= 3  # several right orders where true
     for deck in shipped.decks:
