@@ -302,6 +302,7 @@ def test_a_job_in_a_child_of_its_own_names_its_line_too(tmp_path: Path) -> None:
         "import torch\n"  # imported before, as in a warm worker
         "from quizgen.execution.worker import isolate, runner\n"
         "runner.reset_state()\n"
+        "isolate.become_subreaper()\n"  # as a worker does: its jobs' orphans are its to end
         "job = {'type': 'run', 'answer': True, 'setup': [], 'expr': None,\n"
         "       'code': {'code': 'x = 0\\nwhile True:\\n    x += 1\\n', 'path': 'cards/a.yaml', 'line': 8}}\n"
         "print(isolate.run_isolated(job, tempfile.mkdtemp(dir=sys.argv[1]), 3.0)['error'])\n"

@@ -69,6 +69,7 @@ def test_a_jobs_process_does_not_reset_torchs_settings_again(tmp_path: Path) -> 
                 raise AssertionError("reset again")
 
             runner.reset_state = reset
+            isolate.become_subreaper()  # as a worker does (reap_all refuses anywhere else)
             result = isolate.run_isolated(answering("x = 6 * 7\n", "x"), str(tmp_path), 30.0)
             os.write(write, json.dumps(result).encode())
         finally:

@@ -40,10 +40,15 @@ Progress = Callable[[tuple[int, int, int]], None]  # (phase, done, total): progr
 CONFINE = False  # in the sandbox: each job has its own TMPDIR and HOME, and writes only beneath its folder
 
 
+_subreaper = False  # whether this process is a worker that may end every child it has (reap_all)
+
+
 def become_subreaper() -> None:
     """Orphans of this process's children become its children, so none escapes `reap_all`."""
+    global _subreaper
     with contextlib.suppress(OSError, AttributeError):  # not Linux: no subreaper
         prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _subreaper = True
 
 
 def describe_exit(status: int) -> str:
@@ -177,6 +182,8 @@ def reap_orphans(keep: set[int]) -> None:
 
 def reap_all(group: int | None) -> None:
     """Kill the job's process group (if any) and every descendant left, and wait for them all."""
+    if not _subreaper:  # it ends EVERY child of this process: anywhere but a worker, someone else's
+        raise RuntimeError("reap_all is for a worker's process (isolate.become_subreaper first)")
     if group is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
