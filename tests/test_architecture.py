@@ -272,3 +272,20 @@ def test_test_files_are_tests_or_support() -> None:
         and "node_modules" not in p.parts
     ]
     assert loose == []
+
+
+def test_no_file_keeps_a_merge_conflict() -> None:
+    """A merge's conflict markers once reached a commit of cards/COVERAGE.md, where no test read them."""
+    root = SRC.parent.parent
+    marker = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+    kept = [
+        str(p.relative_to(root))
+        for folder in ("cards", "docs", "src", "templates", "tests", "bench")
+        for p in sorted((root / folder).rglob("*"))
+        if p.suffix in (".md", ".yaml", ".py", ".html", ".js", ".css", ".toml", ".lock")
+        and "node_modules" not in p.parts
+        and p.is_file()
+        and marker.search(p.read_text(errors="replace"))
+    ]
+    kept += [f for f in ("README.md", "pyproject.toml") if marker.search((root / f).read_text())]
+    assert kept == []
