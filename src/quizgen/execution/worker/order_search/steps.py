@@ -101,7 +101,7 @@ class Runs:
         self.reached = None
         if isinstance(code, SyntaxError):
             return code
-        tracer = Tracer(code) if traced and len(step) > 1 and Tracer.usable() else None
+        tracer = Tracer(code, len(self.where(step))) if traced and len(step) > 1 and Tracer.usable() else None
         if tracer is not None:
             sys.settrace(tracer)
         try:
