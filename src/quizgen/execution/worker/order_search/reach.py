@@ -39,11 +39,16 @@ def _nested(code: CodeType) -> set[CodeType]:
 
 
 class Tracer:
-    """The lines of one code object (and the code nested in it) that run, while it is installed."""
+    """The lines of one code object (and the code nested in it) that run, while it is installed. Once
+    every one of the step's `lines` has run the trace can tell nothing more (a step that raises after
+    them all rules out no sibling: `reached` is all its lines, whatever runs later), so it uninstalls
+    itself: tracing slows every Python frame torch runs, not only the step's own."""
 
-    def __init__(self, code: CodeType) -> None:
+    def __init__(self, code: CodeType, lines: int) -> None:
         self.codes = _nested(code)
         self.lines: set[int] = set()
+        self.every = lines  # how many lines the step has (each line seen once is all there is to see)
+        self.done = False  # every line ran: the tracer took itself out
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if frame.f_code not in self.codes:
@@ -52,13 +57,18 @@ class Tracer:
             sys.settrace(getattr)  # to a function of C, getattr(frame, "call", None): None, untraced
         return self._line
 
-    def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
+    def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if event == "line":
             self.lines.add(frame.f_lineno)
+            if len(self.lines) >= self.every:
+                self.done = True
+                sys.settrace(None)
+                return None
         return self._line
 
     def installed(self) -> bool:
-        return sys.gettrace() in (self, getattr)
+        """Whether its record is whole: it ran to the end of the step, or saw every line."""
+        return self.done or sys.gettrace() in (self, getattr)
 
     @staticmethod
     def usable() -> bool:

@@ -43,6 +43,8 @@ class Runs:
         self._same: dict[Chunk, Hashable] = {}
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
+        self._wild: dict[Lines, Lines] = {}  # (Runs.wild, asked of each sibling's lines)
+        self._heights = [len(code.rstrip("\n").split("\n")) for code in self.program.codes]  # lines per block
         self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
@@ -99,7 +101,7 @@ class Runs:
         self.reached = None
         if isinstance(code, SyntaxError):
             return code
-        tracer = Tracer(code) if traced and len(step) > 1 and Tracer.usable() else None
+        tracer = Tracer(code, len(self.where(step))) if traced and len(step) > 1 and Tracer.usable() else None
         if tracer is not None:
             sys.settrace(tracer)
         try:
@@ -174,8 +176,8 @@ class Runs:
 
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""
-        if step not in self._where:
-            self._where[step] = tuple(self.program.source(step)[1])
+        if step not in self._where:  # (as Program.source lists them, without putting the source together)
+            self._where[step] = tuple((block, k) for block in step for k in range(self._heights[block]))
         return self._where[step]
 
     def masked(self, lines: Lines, mask: tuple[int, ...]) -> Lines | None:
@@ -211,6 +213,15 @@ class Runs:
                 found.append((level, shape(self.program.codes[b]).continues))
                 low = level
         return tuple(found)
+
+    def wild(self, lines: Lines) -> Lines:
+        """The lines with every loose one as any loose line at its level: lines that match under some
+        mask (`masked`) match so too (order.threads.Failures files failures by it)."""
+        if lines not in self._wild:
+            loose, levels = self.loose, self.program.levels
+            wild = ((-1 - levels[b], 0) if b >= 0 and loose[b] else (b, k) for b, k in lines)
+            self._wild[lines] = tuple(wild)
+        return self._wild[lines]
 
     def attempt(
         self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None, numbered: bool = True

@@ -30,26 +30,36 @@ class Hints(Protocol):
 
     def tail(self, step: Chunk, count: int) -> Tail: ...
 
+    def wild(self, lines: Lines) -> Lines: ...
+
 
 class Failures:
-    """The steps that raised from one state, by how many lines they ran and which of those lines were
-    loose: a sibling that begins as one did (loose lines aside) and is followed alike raises too."""
+    """The steps that raised from one state, by how many lines they ran, those lines with every loose
+    one as a wildcard (Runs.wild) and their tail; each with which of the lines were not reached (its
+    mask) and the lines so masked: a sibling that begins as one did (loose lines aside) and is followed
+    alike raises too. A sibling can match only the failures filed under its own wildcards and tail, so
+    it is checked against those alone (a mask turns only loose lines into the wildcard)."""
 
     def __init__(self) -> None:
-        self._by: dict[int, dict[tuple[int, ...], set[tuple[Lines, Tail]]]] = {}
+        self._counts: dict[int, None] = {}  # the line counts met, in order
+        self._by: dict[tuple[int, Lines], dict[Tail, set[tuple[tuple[int, ...], Lines]]]] = {}
 
-    def add(self, reached: Reached) -> None:
+    def add(self, runs: Hints, reached: Reached) -> None:
         count, mask, lines, tail = reached
-        self._by.setdefault(count, {}).setdefault(mask, set()).add((lines, tail))
+        self._counts[count] = None
+        self._by.setdefault((count, runs.wild(lines)), {}).setdefault(tail, set()).add((mask, lines))
 
     def include(self, runs: Hints, step: Chunk) -> bool:
         """Whether the step raises, as one of them did (order.reach)."""
-        where = runs.where(step) if self._by else ()
-        for k, masks in self._by.items():
-            if k <= len(where):  # (its tail and first lines once, whatever lines were loose)
-                tail, lines = runs.tail(step, k), where[:k]
-                if any((runs.masked(lines, mask), tail) in got for mask, got in masks.items()):
-                    return True
+        if not self._by:
+            return False
+        where = runs.where(step)
+        wild = runs.wild(where)
+        for k in self._counts:
+            tails = self._by.get((k, wild[:k])) if k <= len(where) else None
+            got = tails.get(runs.tail(step, k)) if tails else None  # (its tail only where lines match)
+            if got and any(runs.masked(where[:k], mask) == lines for mask, lines in got):
+                return True
         return False
 
 

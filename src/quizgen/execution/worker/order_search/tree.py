@@ -201,7 +201,7 @@ class Tree:
             self.costs.stepped(clock() - began)
             self.steps += 1
             if failure is not None and self.runs is not None and self.runs.reached is not None:
-                failed.add(self.runs.reached)
+                failed.add(self.runs, self.runs.reached)
             if step == CHECK or failure is not None:
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = PASSED if failure is None else FAILED
