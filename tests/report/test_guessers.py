@@ -45,7 +45,31 @@ def test_the_choice_guessers_share_ties_and_read_the_listed_order() -> None:
         Score("the first option listed", 3, 1, chance),
         Score("the last option listed", 3, 1, chance),
         Score("the only option that raises", 1, 1, 1 / 3),  # only the first card has one raising option
+        Score("the middle value", 1, 0, 1 / 3),  # only the second card's options are all numbers: 8 is
+    ]  # its middle, the answer 4 is not
+
+
+def test_the_middle_value_is_scored_where_every_option_is_a_number() -> None:
+    items = [
+        (["0.0125", "0.025", "0.00625"], [0, 1, 2]),  # the answer between its two nudges: right
+        (["12.0", "6.0", "24.0", "3.0"], [0, 1, 2, 3]),  # 4 options: 6 and 12 in the middle, half a point
+        (["1.0", "2.0", "3.0"], [0, 1, 2]),  # the answer at one end: wrong
+        (["1.0", "None", "3.0"], [0, 1, 2]),  # not every option a number: not this guesser's
+        (["1.0", "2.0"], [0, 1]),  # two options have no middle
     ]
+    assert choice_scores(items)[-1] == Score("the middle value", 3, 1.5, 1 / 3 + 1 / 4 + 1 / 3)
+
+
+def test_the_majority_in_each_part_is_scored_where_every_option_has_as_many_parts() -> None:
+    items = [
+        # each wrong option changes one part of the answer: the answer holds both parts' majority
+        (["(0.9, 0.99)", "(0.9, 0.999)", "(0.8, 0.99)"], [0, 1, 2]),
+        # a wrong option changes both parts: the answer holds no majority the others do not
+        (["([1.0], True)", "([2.0], True)", "([1.0], False)", "([2.0], False)"], [0, 1, 2, 3]),
+        (["(1, 2)", "(1, 2, 3)", "(4, 5)"], [0, 1, 2]),  # parts of different counts: not this guesser's
+        (["(1, 2)", "raises ValueError", "(4, 5)"], [0, 1, 2]),  # not every option has parts
+    ]
+    assert choice_scores(items)[-1] == Score("the majority in each part", 2, 1 + 1 / 4, 1 / 3 + 1 / 4)
 
 
 def test_the_only_option_that_raises_is_scored_where_one_option_alone_raises() -> None:

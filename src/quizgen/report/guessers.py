@@ -5,8 +5,11 @@ A guesser never reads the question: it answers from the surface of what is shown
 - myths: "longer claim => true" (a claim longer than the deck's median claim is called true), its mirror
   "shorter claim => true", and "the commoner verdict" (every claim called what most of the deck's are);
 - multiple choice (value cards answered by choosing): the longest option, the shortest option (ties
-  share the credit), the first and the last option in the order the page lists them, and, where one
-  option alone is an exception, that one;
+  share the credit), the first and the last option in the order the page lists them, where one
+  option alone is an exception, that one; where every option is a number, the middle one (wrong options
+  made by nudging the answer each way leave it there); where every option is a tuple or list of as many
+  parts, the one that agrees most with each part's commonest value (wrong options that each change one
+  part of the answer leave the answer as every part's majority);
 - order puzzles: "the first block first" (the line the page lists first is put first).
 Each deck is scored, and the project's decks together too (a learner who takes them all learns one
 pattern across them). Chance is what a coin (or a die, over a card's options or lines) scores on the
@@ -15,7 +18,9 @@ same items. A guesser leaks when it beats chance by more than MARGIN of its item
 
 from __future__ import annotations
 
+import ast
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -106,7 +111,54 @@ def choice_scores(items: Sequence[tuple[Sequence[str], Sequence[int]]]) -> list[
     if lone:
         chance = sum(1 / len(raising) for raising in lone)
         found.append(Score("the only option that raises", len(lone), sum(r[0] for r in lone), chance))
+    for guesser, credit in (("the middle value", _middle), ("the majority in each part", _majority)):
+        credits = [c for texts, _ in items if (c := credit(texts)) is not None]
+        if credits:
+            chance = sum(1 / n for _, n in credits)
+            found.append(Score(guesser, len(credits), sum(c for c, _ in credits), chance))
     return found
+
+
+def _middle(texts: Sequence[str]) -> tuple[float, int] | None:
+    """(the credit of picking the middle value, the options' count) where every option (3 or more) is
+    a number; of an even count the two middle ones share the pick."""
+    try:
+        values = [float(t) for t in texts]
+    except ValueError:
+        return None
+    n = len(values)
+    if n < 3 or len(set(values)) < n:
+        return None
+    ranked = sorted(range(n), key=values.__getitem__)
+    middle = ranked[(n - 1) // 2 : n // 2 + 1]
+    return (1 / len(middle) if 0 in middle else 0.0), n
+
+
+def _parts(text: str) -> tuple[str, ...] | None:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return tuple(repr(part) for part in value) if isinstance(value, (tuple, list)) else None
+
+
+def _majority(texts: Sequence[str]) -> tuple[float, int] | None:
+    """(the credit of picking the option that holds the most parts' commonest values, the options'
+    count) where every option (3 or more) is a tuple or list of as many parts (2 or more)."""
+    options = [_parts(t) for t in texts]
+    if len(options) < 3 or any(o is None for o in options):
+        return None
+    parts = cast(list[tuple[str, ...]], options)
+    if len({len(o) for o in parts}) != 1 or len(parts[0]) < 2:
+        return None
+    common = []
+    for k in range(len(parts[0])):
+        counts = Counter(o[k] for o in parts)
+        top = max(counts.values())
+        common.append({v for v, c in counts.items() if c == top and c > 1})
+    held = [sum(o[k] in common[k] for k in range(len(o))) for o in parts]
+    best = [i for i, h in enumerate(held) if h == max(held)]
+    return (1 / len(best) if 0 in best else 0.0), len(parts)
 
 
 def order_scores(puzzles: Sequence[tuple[int, Sequence[int], Sequence[Sequence[int]]]]) -> list[Score]:
