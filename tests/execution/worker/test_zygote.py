@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import mmap
-import os
 from pathlib import Path
 
 import pytest
 
 from quizgen.execution.pool import Pool
 from quizgen.execution.worker import huge_pages
+from tests.support.forked import in_a_fork
 from tests.support.jobs import answering
 
 
@@ -53,29 +53,21 @@ def _collapses_here() -> bool:
     return huge_pages.collapse() > 0
 
 
+def _job_without_a_second_reset(workdir: str) -> str:
+    from quizgen.execution.worker import isolate, runner
+
+    def reset() -> None:
+        raise AssertionError("reset again")
+
+    runner.reset_state = reset
+    isolate.become_subreaper()  # as a worker does (reap_all refuses anywhere else)
+    return json.dumps(isolate.run_isolated(answering("x = 6 * 7\n", "x"), workdir, 30.0))
+
+
 def test_a_jobs_process_does_not_reset_torchs_settings_again(tmp_path: Path) -> None:
     # The zygote reset them after its warm-up; every job's process is a fork of that state (~1.2 ms and
     # ~280 pages written a job when each reset them again). Run from a fork of this process: a worker
     # ends every child it has left after a job (isolate.reap_all), and here those are the session's pool
     # and browser.
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child)
-        os.close(read)
-        try:
-            from quizgen.execution.worker import isolate, runner
-
-            def reset() -> None:
-                raise AssertionError("reset again")
-
-            runner.reset_state = reset
-            isolate.become_subreaper()  # as a worker does (reap_all refuses anywhere else)
-            result = isolate.run_isolated(answering("x = 6 * 7\n", "x"), str(tmp_path), 30.0)
-            os.write(write, json.dumps(result).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as told:
-        result = json.loads(told.read() or "{}")
-    os.waitpid(pid, 0)
+    result = json.loads(in_a_fork(lambda: _job_without_a_second_reset(str(tmp_path))) or "{}")
     assert result.get("value", {}).get("value") == 42, result
