@@ -136,6 +136,35 @@ def random_loop_puzzle(rng: random.Random) -> SearchJob:
             return job(_SETUP + "rng_n = 2\n", lines, check, levels=levels)
 
 
+_TESTS = [
+    "k > 5",
+    "k == 1",
+    "i0 > 100",
+    "k < 5",
+    "len(xs) > 1",
+]  # never, sometimes, never, always, it depends
+
+
+def random_suite_puzzle(rng: random.Random) -> SearchJob:
+    """A random loop whose body holds an `if` (some never true, some now and then), perhaps with an
+    `else:` or an `if` nested in it: suites control may never enter (order.suites)."""
+    while True:
+        body = _random_lines(rng)[:2]  # (six blocks at most: ~10,000 candidates at every level)
+        inner = 1
+        lines = ["for k in range(3):", *body[:-inner], f"if {rng.choice(_TESTS)}:", *body[-inner:]]
+        levels = [0, *[1] * (len(body) - inner), 1, *[2] * inner]
+        extra = rng.choice(["", "else", "nested"])
+        if extra == "else":
+            lines, levels = [*lines, "else:", "xs.append(k)"], [*levels, 1, 2]
+        elif extra == "nested":
+            lines, levels = [*lines, f"if {rng.choice(_TESTS)}:", "i1 += k"], [*levels, 2, 3]
+        if len(set(lines)) < len(lines):
+            continue
+        check = _check_for(lines, 1, levels)
+        if check is not None:
+            return job(_SETUP, lines, check, levels=levels)
+
+
 def _check_for(lines: list[str], repeat: int, levels: list[int] | None = None) -> str | None:
     """Asserts of every variable's value after the order as written (None when that order raises)."""
     import torch

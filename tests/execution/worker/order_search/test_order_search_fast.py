@@ -574,12 +574,21 @@ def test_a_statement_is_compiled_only_to_run_it(monkeypatch: pytest.MonkeyPatch)
     """The fast search asked whether each step compiles as it took it (order.program.Onward), so it
     compiled every sibling that a failed one then ruled out, never to run it: the shipped accumulation
     loop compiled 12,840 statements and ran 4,579 (0.5 s of its 6.4). Now a step's own compile check
-    comes after its failed siblings' (Tree._fails): each statement compiled runs, or does not compile."""
+    comes after its failed siblings' (Tree._fails): each statement compiled runs, or does not compile,
+    or goes on from where a sibling that differs only in suites control never entered left the state
+    (order.suites: it must compile to do so)."""
     from quizgen.execution.worker.order_search.steps import Runs
+    from quizgen.execution.worker.order_search.suites import Skips
 
     compiled: set[object] = set()
     ran: set[object] = set()
-    compile_bare, step = Runs._compiled, Runs.step
+    compile_bare, step, find = Runs._compiled, Runs.step, Skips.find
+
+    def joining(self: Skips[object], chunk: tuple[int, ...]) -> object | None:
+        outcome = find(self, chunk)
+        if outcome is not None:
+            ran.add(runs[0].same(chunk))
+        return outcome
 
     def compiling(self: Runs, chunk: tuple[int, ...]) -> object:
         if self.same(chunk) not in self.bare:
@@ -587,11 +596,14 @@ def test_a_statement_is_compiled_only_to_run_it(monkeypatch: pytest.MonkeyPatch)
         return compile_bare(self, chunk)
 
     def running(self: Runs, ns: dict[str, object], chunk: tuple[int, ...], *args: bool) -> object:
+        runs[:] = [self]
         ran.add(self.same(chunk))
         return step(self, ns, chunk, *args)
 
+    runs: list[Runs] = []
     monkeypatch.setattr(Runs, "_compiled", compiling)
     monkeypatch.setattr(Runs, "step", running)
+    monkeypatch.setattr(Skips, "find", joining)
     lines = ["for k in range(2):", "if flag:", "a = 1", "b = 2", "c = 10", "out = c + k"]
     puzzle = job("flag = False\n", lines, "assert out == 11\n", levels=[0, 1, 2, 2, 1, 1])
     plain, _ = search(puzzle, fast=False)  # (which runs candidates only up to their first failure)

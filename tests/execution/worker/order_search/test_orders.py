@@ -13,7 +13,8 @@ from quizgen.execution.worker.order_search.candidates import (
     relax,
 )
 from quizgen.execution.worker.order_search.feedback import look_alike
-from quizgen.execution.worker.order_search.program import Orders, Program, shape
+from quizgen.execution.worker.order_search.indentation import shape
+from quizgen.execution.worker.order_search.program import Orders, Program
 from quizgen.kinds.order import partial_order
 
 STEP = ["opt.zero_grad()", "loss = model(x).sum()", "loss.backward()", "opt.step()"]

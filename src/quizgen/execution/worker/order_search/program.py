@@ -9,59 +9,15 @@ Pure: no torch, so the loader may use it too.
 
 from __future__ import annotations
 
-import io
-import tokenize
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 
 from quizgen.execution.protocol import SearchJob
+from quizgen.execution.worker.order_search.indentation import logical_columns, shape, suite_moves
 
 Chunk = tuple[int, ...]  # one step: its blocks, in program order
 CHECK: Chunk = ()  # the step that runs the check
-
-_CONTINUES = {"else", "elif", "except", "finally"}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """How a block sits in an indented program: what may follow it."""
-
-    inner: int  # levels the block's last line is indented within the block
-    opens: bool  # its last line opens a suite (`for ...:`): the next block goes one level deeper
-    decorates: bool  # its last line is a decorator: the next block stays on its level
-    continues: bool  # it starts with else/elif/except/finally: it continues the statement before
-
-
-@cache
-def shape(code: str) -> Shape:
-    """The shape of a block, read from its tokens (a block need not compile on its own)."""
-    depth = inner = 0
-    last: list[tokenize.TokenInfo] = []
-    line: list[tokenize.TokenInfo] = []
-    first = ""
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type == tokenize.INDENT:
-                depth += 1
-            elif tok.type == tokenize.DEDENT:
-                depth -= 1
-            elif tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
-                if line:
-                    last, inner = line, depth
-                line = []
-            elif tok.type not in (tokenize.NL, tokenize.COMMENT):
-                first = first or tok.string
-                line.append(tok)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass  # compiling the assembled program reports it
-    last = last or line
-    return Shape(
-        inner=inner,
-        opens=bool(last) and last[-1].string == ":",
-        decorates=bool(last) and last[0].string == "@",
-        continues=first in _CONTINUES,
-    )
 
 
 @dataclass(frozen=True)
@@ -112,6 +68,11 @@ class Program:
                     origins.append(b)
         return Program(tuple(codes), self.lines, self.unit, tuple(levels), tuple(origins))
 
+    @cached_property
+    def heights(self) -> tuple[int, ...]:
+        """How many lines each block has (as `source` splits them)."""
+        return tuple(len(code.rstrip("\n").split("\n")) for code in self.codes)
+
     def source(self, chunk: Chunk) -> tuple[str, list[tuple[int, int]]]:
         """The chunk's source and, for each of its lines, (block, line within the block)."""
         text: list[str] = []
@@ -145,27 +106,14 @@ class Program:
         its own key."""
         if not self.indented or not chunk:
             return chunk
-        stack = [0]
-        moves: list[int] = []  # per logical line: +1 opens a suite, -k closes k, 0 stays
+        columns: list[int] = []
         for block in chunk:
-            columns = logical_columns(self.codes[block])
-            if columns is None:
+            found = logical_columns(self.codes[block])
+            if found is None:
                 return chunk
-            base = self.unit * self.levels[block]
-            for column in columns:
-                at = base + column
-                if at > stack[-1]:
-                    stack.append(at)
-                    moves.append(1)
-                    continue
-                closed = 0
-                while at < stack[-1]:
-                    stack.pop()
-                    closed -= 1
-                if at != stack[-1]:
-                    return chunk  # (an indentation error: it never runs)
-                moves.append(closed)
-        return tuple(self.origin(b) for b in chunk), tuple(moves)
+            columns += [self.unit * self.levels[block] + column for column in found]
+        moves = suite_moves(columns)
+        return chunk if moves is None else (tuple(self.origin(b) for b in chunk), moves)
 
     def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
         """The levels of the suites open once `block` comes right after `last` inside one statement,
@@ -182,35 +130,6 @@ class Program:
         if at not in open_levels or (at == 0 and not shape(self.codes[block]).continues):
             return None
         return tuple(x for x in open_levels if x <= at)
-
-
-@cache
-def logical_columns(code: str) -> tuple[int, ...] | None:
-    """Where each logical line of a block begins (its column, the block's first line at 0): the lines
-    Python compares with its stack of indentation. None when that cannot be told from the block alone
-    (a tab or form feed in it, a bracket left open, an indentation Python rejects)."""
-    if "\t" in code or "\f" in code:
-        return None
-    found: list[int] = []
-    starting = True
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type in (
-                tokenize.NL,
-                tokenize.COMMENT,
-                tokenize.INDENT,
-                tokenize.DEDENT,
-                tokenize.ENDMARKER,
-            ):
-                continue
-            if starting:
-                found.append(tok.start[1])
-                starting = False
-            if tok.type == tokenize.NEWLINE:
-                starting = True
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-    return tuple(found) if starting else None  # (a last line left open: a bracket spanning blocks)
 
 
 def program_of(job: SearchJob) -> Program:

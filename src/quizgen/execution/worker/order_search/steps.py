@@ -15,9 +15,11 @@ from types import CodeType
 
 from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.worker.order_search.budget import Budget
+from quizgen.execution.worker.order_search.indentation import shape
 from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
-from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of, shape
+from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of
 from quizgen.execution.worker.order_search.reach import Tracer, loose, reached, scoped
+from quizgen.execution.worker.order_search.suites import Suites
 from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
 from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 
@@ -44,7 +46,6 @@ class Runs:
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
         self._wild: dict[Lines, Lines] = {}  # (Runs.wild, asked of each sibling's lines)
-        self._heights = [len(code.rstrip("\n").split("\n")) for code in self.program.codes]  # lines per block
         self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
@@ -58,6 +59,9 @@ class Runs:
         codes = self.program.codes
         free = self.program.indented and not scoped([s["code"] for s in written])
         self.loose = [free and loose(codes[b]) for b in range(len(codes))]  # (order.reach)
+        # (order.suites: siblings that differ only in suites the last step never entered do the same)
+        self.suites = Suites(self.program) if free and self.unnumbered else None
+        self.unentered: frozenset[int] = frozenset()  # the last step's headers whose suites never ran
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
@@ -98,7 +102,7 @@ class Runs:
         ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
         bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
         code = self.code(step) if bare is None else bare
-        self.reached = None
+        self.reached, self.unentered = None, frozenset()
         if isinstance(code, SyntaxError):
             return code
         tracer = Tracer(code, len(self.where(step))) if traced and len(step) > 1 and Tracer.usable() else None
@@ -112,11 +116,7 @@ class Runs:
             if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
                 sys.settrace(None)
                 where = self.where(step)
-                numbers = (
-                    list(range(1, len(where) + 1))
-                    if bare is not None
-                    else [self.snippets[block]["line"] + k for block, k in where]
-                )
+                numbers = self._numbers(step, bare is not None)
                 found = reached(tracer.lines, numbers)
                 if found is not None:
                     count, ran = found
@@ -124,10 +124,22 @@ class Runs:
                     lines = self.masked(where[:count], mask)
                     self.reached = None if lines is None else (count, mask, lines, self.tail(step, count))
             return exc
+        else:
+            if tracer is not None and self.suites is not None and not tracer.done and tracer.installed():
+                sys.settrace(None)
+                numbers = self._numbers(step, bare is not None)
+                self.unentered = self.suites.unentered(step, code, tracer.lines, numbers)
         finally:
             if tracer is not None:
                 sys.settrace(None)
         return None
+
+    def _numbers(self, step: Chunk, bare: bool) -> list[int]:
+        """The numbers of the step's lines in the code that ran (from 1 where it ran bare)."""
+        where = self.where(step)
+        if bare:
+            return list(range(1, len(where) + 1))
+        return [self.snippets[block]["line"] + k for block, k in where]
 
     def broken(self, step: Chunk) -> bool:
         """Whether the step does not compile (it fails from any state). Most statements assembled
@@ -177,7 +189,9 @@ class Runs:
     def where(self, step: Chunk) -> tuple[tuple[int, int], ...]:
         """Each of the step's lines as (block, line within the block)."""
         if step not in self._where:  # (as Program.source lists them, without putting the source together)
-            self._where[step] = tuple((block, k) for block in step for k in range(self._heights[block]))
+            self._where[step] = tuple(
+                (block, k) for block in step for k in range(self.program.heights[block])
+            )
         return self._where[step]
 
     def masked(self, lines: Lines, mask: tuple[int, ...]) -> Lines | None:

@@ -11,8 +11,9 @@ from typing import Protocol
 
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.plan import Plan
-from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders
+from quizgen.execution.worker.order_search.program import CHECK, Chunk, Onward, Orders
 from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
+from quizgen.execution.worker.order_search.suites import Skips, Suites
 from quizgen.execution.worker.order_search.torch_state import Settings
 
 
@@ -21,6 +22,8 @@ class Hints(Protocol):
     how far the last failed step got (order.reach)."""
 
     reached: Reached | None
+    suites: Suites | None  # (order.suites)
+    unentered: frozenset[int]  # the last step's headers whose suites control never entered
 
     def broken(self, step: Chunk) -> bool: ...
 
@@ -61,6 +64,35 @@ class Failures:
             if got and any(runs.masked(where[:k], mask) == lines for mask, lines in got):
                 return True
         return False
+
+
+class Siblings:
+    """What the steps run from one state tell of the siblings still to run from it: a sibling that
+    begins as a failed one did raises too (Failures, order.reach), and one that differs from a step that
+    ran to its end only in suites control never entered goes on from the state that step left
+    (order.suites). Without a runner's hints (lines cannot be traced) nothing is told."""
+
+    def __init__(self, runs: Hints | None) -> None:
+        self.runs, self.failed = runs, Failures()
+        self.skips: Skips[Node] = Skips(runs.suites if runs is not None else None)
+
+    def fail(self, step: Chunk) -> bool:
+        """Whether the step fails without running it: it does not compile, or it begins with the lines a
+        sibling ran from the same state before raising (loose ones aside), followed alike."""
+        runs = self.runs
+        return runs is not None and step != CHECK and (self.failed.include(runs, step) or runs.broken(step))
+
+    def alike(self, step: Chunk) -> Node | None:
+        """The node a sibling that does what the step would do went on to."""
+        return self.skips.find(step) if step != CHECK else None
+
+    def ran(self, step: Chunk, failure: BaseException | None, outcome: Node | None) -> None:
+        """What the step just run tells (its outcome: the node it went on to, if it did)."""
+        runs = self.runs
+        if runs is not None and failure is not None and runs.reached is not None:
+            self.failed.add(runs, runs.reached)
+        elif runs is not None and outcome is not None:
+            self.skips.add(step, runs.unentered, outcome)
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,10 @@ from quizgen.execution.worker.order_search.threads import (
     PASSED,
     STILL,
     Anchor,
-    Failures,
     Groups,
     Hints,
     Node,
+    Siblings,
     Space,
     Thread,
     live_of,
@@ -183,13 +183,18 @@ class Tree:
         if len(groups.work) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
         children: list[Node] = []
-        failed = Failures()  # steps that raised from this state
+        siblings = Siblings(self.runs)  # what the steps run from this state tell of the others
         for i, group in enumerate(groups.work):  # (threads a step left in place add groups as it goes)
             step, threads = group.step, group.threads
             progress.report(self.phase, self.decided, self.total)
-            if self._fails(step, failed):
+            if siblings.fail(step):
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = FAILED
+                continue
+            alike = siblings.alike(step)
+            if alike is not None:  # (the same but inside suites a sibling never entered)
+                alike.threads += threads
+                group.outcome = alike
                 continue
             last = i == len(groups.work) - 1
             self._load(node, last)
@@ -200,8 +205,8 @@ class Tree:
             failure = self._run(step, traced=not last)  # (a trace only serves siblings still to run)
             self.costs.stepped(clock() - began)
             self.steps += 1
-            if failure is not None and self.runs is not None and self.runs.reached is not None:
-                failed.add(self.runs, self.runs.reached)
+            if failure is not None:
+                siblings.ran(step, failure, None)
             if step == CHECK or failure is not None:
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = PASSED if failure is None else FAILED
@@ -219,6 +224,7 @@ class Tree:
                 trail = (*node.trail, step)
                 group.outcome = Node(threads, node.anchor, (*node.path, step), objects, trail=trail)
                 children.append(group.outcome)
+                siblings.ran(step, None, group.outcome)
         node.objects = node.plan = None  # (a plan holds the objects too)
         return children
 
@@ -253,14 +259,6 @@ class Tree:
         if self.shared.frozen is not None:
             self.shared.frozen.check()  # (Thawed: the search starts again, freezing nothing)
         return failure
-
-    def _fails(self, step: Chunk, failed: Failures) -> bool:
-        """Whether the step fails without running it: it does not compile, or it begins with the lines a
-        sibling ran from the same state before raising (loose ones aside), followed alike (order.reach)."""
-        runs = self.runs
-        if runs is None or step == CHECK:
-            return False
-        return failed.include(runs, step) or runs.broken(step)
 
     def _finish(self, node: Node, passed: list[Thread]) -> None:
         """A single candidate left: run the rest of it straight through (nothing left to share)."""
