@@ -42,7 +42,7 @@ def test_every_repository_deck_reads_back_equal() -> None:
     for deck in decks:
         text = stored.dumps(deck)
         assert text is not None, deck.path
-        assert stored.loads(text) == deck
+        assert stored.alike(stored.loads(text), deck)
 
 
 @pytest.mark.parametrize(
@@ -86,6 +86,32 @@ def test_unchanged_file_is_not_parsed_again(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(loader, "load_file", never)
     again, problems = loader.load(tmp_path / "cards", memo=memo)
     assert not problems and again == first
+
+
+def test_a_deck_declaring_a_nan_is_kept_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN read back is never equal to the one written: a deck that declared `answer: [.nan, 0.0]`
+    was never kept, and was parsed again on every build (the shipped deck had one in session 9)."""
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "memo.yaml").write_text(DECK.replace("answer: 3.0", "answer: [.nan, 0.0]"))
+    memo = _memo(tmp_path)
+    first, problems = loader.load(tmp_path / "cards", memo=memo)
+    assert not problems
+
+    def never(*args: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(loader, "load_file", never)
+    again, problems = loader.load(tmp_path / "cards", memo=memo)
+    assert not problems and stored.alike(again, first) and again != first  # (NaN != NaN)
+
+
+def test_alike_is_equality_but_for_nans() -> None:
+    nan = float("nan")
+    assert stored.alike([1.0, (nan, {"a": nan})], [1.0, (float("nan"), {"a": float("nan")})])
+    assert not stored.alike([1.0, nan], [1.0, 2.0])
+    assert not stored.alike((1.0,), [1.0])  # (a tuple read back as a list is not the same deck)
+    assert not stored.alike({"a": 1}, {"b": 1})
+    assert not stored.alike(1, 1.0)
 
 
 def test_an_edit_or_other_settings_parse_again(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def test_the_middle_value_is_scored_where_every_option_is_a_number() -> None:
         (["1.0", "2.0", "3.0"], [0, 1, 2]),  # the answer at one end: wrong
         (["1.0", "None", "3.0"], [0, 1, 2]),  # not every option a number: not this guesser's
         (["1.0", "2.0"], [0, 1]),  # two options have no middle
+        (["nan", "1.0", "2.0"], [0, 1, 2]),  # a NaN sorts anywhere: before, scored as if in the middle
     ]
     assert choice_scores(items)[-1] == Score("the middle value", 3, 1.5, 1 / 3 + 1 / 4 + 1 / 3)
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import fields, is_dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from quizgen.cards.model import Deck
 from quizgen.constants import MAX_CARD_FILE_BYTES
@@ -111,11 +112,28 @@ def dumps(value: object) -> str | None:
     """A deck (or another quizgen dataclass) as JSON text; None when some value has no plain form or would
     not read back equal."""
     try:
-        # (Infinity, as `answer: .inf` declares, reads back equal; a NaN never does, and is not stored)
         text = json.dumps(value, default=_tagged)
-        return text if load_as(text, type(value)) == value else None
+        back = load_as(text, type(value))
+        return text if back is not None and (back == value or alike(back, value)) else None
     except (Unstorable, ValueError):
         return None
+
+
+def alike(a: object, b: object) -> bool:
+    """Equal, with a NaN (`answer: .nan`) alike to a NaN: a NaN read back is another float, never equal to
+    the one written (before, a deck that declared one was never stored, and parsed on every build)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(cast(float, b)))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(cast(Sized, b)) and all(map(alike, a, cast(Iterable[object], b)))
+    if isinstance(a, dict):
+        other = cast(dict[object, object], b)
+        return a.keys() == other.keys() and all(alike(a[k], other[k]) for k in a)
+    if is_dataclass(a) and not isinstance(a, type):
+        return all(alike(getattr(a, n), getattr(b, n)) for n in _names(type(a)))
+    return a == b
 
 
 def loads(text: str) -> Deck | None:

@@ -19,6 +19,7 @@ same items. A guesser leaks when it beats chance by more than MARGIN of its item
 from __future__ import annotations
 
 import ast
+import math
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -121,13 +122,14 @@ def choice_scores(items: Sequence[tuple[Sequence[str], Sequence[int]]]) -> list[
 
 def _middle(texts: Sequence[str]) -> tuple[float, int] | None:
     """(the credit of picking the middle value, the options' count) where every option (3 or more) is
-    a number; of an even count the two middle ones share the pick."""
+    a number; of an even count the two middle ones share the pick. An option "nan" has no place among
+    the others (it sorts anywhere): such a card is not this guesser's."""
     try:
         values = [float(t) for t in texts]
     except ValueError:
         return None
     n = len(values)
-    if n < 3 or len(set(values)) < n:
+    if n < 3 or len(set(values)) < n or any(math.isnan(v) for v in values):
         return None
     ranked = sorted(range(n), key=values.__getitem__)
     middle = ranked[(n - 1) // 2 : n // 2 + 1]
