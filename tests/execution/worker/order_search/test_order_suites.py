@@ -145,3 +145,36 @@ def test_fast_and_plain_searches_agree_on_40_random_loops_with_suites_not_entere
             break
     assert differing == [] and searched == 40
     assert len(joined) > 20
+
+
+def test_a_line_that_never_runs_but_binds_annotations_is_told_apart() -> None:
+    """An annotated assignment anywhere in a module's code makes Python bind `__annotations__` as the
+    code starts, run or not: the loop whose never-entered `if flag:` holds the distractor `a: int = 1`
+    does not do what its sibling holding `a = 1` does. Before, the fast search sent it on from its
+    sibling's state and accepted the distractor where the plain search rejects it."""
+    lines = ["for k in range(2):", "if flag:", "a = 1", "b = 2", "c = k"]
+    check = "assert c == 1\nassert '__annotations__' not in vars()\n"
+    puzzle = job("flag = False\n", lines, check, distractors=("a: int = 1",), levels=[0, 1, 2, 2, 1, 2])
+    assert search(puzzle, fast=True)[0] == search(puzzle, fast=False)[0]
+
+
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("x: int = 1", True),
+        ("model.w: float", True),
+        ("xs[0]: int = 2", True),
+        ("x = lambda: 0", True),  # (taken to: no harm in more)
+        ("match = 1", False),
+        ("if k > 5:", False),
+        ("for i, (a, b) in enumerate(pairs):", False),
+        ("y = d[1:2]", False),
+        ("z = {a: b}", False),
+        ("(loss * accum).backward()", False),
+        ("else:", False),
+    ],
+)
+def test_which_blocks_may_bind_annotations(block: str, expected: bool) -> None:
+    from quizgen.execution.worker.order_search.reach import annotates
+
+    assert annotates([block]) is expected

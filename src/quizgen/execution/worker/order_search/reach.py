@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import sys
+import textwrap
 import tokenize
 from collections.abc import Callable
 from types import CodeType, FrameType
@@ -114,4 +116,31 @@ def scoped(sources: list[str]) -> bool:
             return True
         if any(t.type == tokenize.NAME and t.string in _SCOPES for t in tokens):
             return True
+    return False
+
+
+def annotates(sources: list[str]) -> bool:
+    """Whether some block may hold an annotated assignment (`x: int = 1`): one anywhere in a module's
+    code, run or not, makes Python bind `__annotations__` as the code starts, so a line that does not run
+    changes what the lines that do may see (a statement whose first word names something, with a `:`
+    outside brackets; unreadable code, a soft keyword such as `match` and `x = lambda: 0` count too)."""
+    for source in sources:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return True
+        depth, first = 0, None
+        for tok in tokens:
+            if tok.type == tokenize.NEWLINE:
+                depth, first = 0, None
+            elif tok.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            elif first is None:
+                first = tok
+            if tok.type != tokenize.OP or first is None:
+                continue
+            depth += (tok.string in "([{") - (tok.string in ")]}")
+            named = first.type == tokenize.NAME and not keyword.iskeyword(first.string)
+            if tok.string == ":" and depth == 0 and named:
+                return True
     return False

@@ -200,8 +200,9 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
         for space in tree.spaces:
             space.onward = Onward(space.orders, runs.broken)
             space.same = runs.same  # (a thread for the steps that are the same code)
-    if not identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}:
-        tree.runs = runs  # lines can be traced: no code of the card's traces them itself
+    traces = identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}
+    if not traces and not runs.annotated:  # (no code of the card's traces lines; lines not run bind nothing)
+        tree.runs = runs  # what a step's run tells of its siblings (order.reach, order.suites)
     return tree
 
 

@@ -18,7 +18,7 @@ from quizgen.execution.worker.order_search.budget import Budget
 from quizgen.execution.worker.order_search.indentation import shape
 from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of
-from quizgen.execution.worker.order_search.reach import Tracer, loose, reached, scoped
+from quizgen.execution.worker.order_search.reach import Tracer, annotates, loose, reached, scoped
 from quizgen.execution.worker.order_search.suites import Suites
 from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
 from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
@@ -60,7 +60,9 @@ class Runs:
         free = self.program.indented and not scoped([s["code"] for s in written])
         self.loose = [free and loose(codes[b]) for b in range(len(codes))]  # (order.reach)
         # (order.suites: siblings that differ only in suites the last step never entered do the same)
-        self.suites = Suites(self.program) if free and self.unnumbered else None
+        # (a line that never runs may bind `__annotations__`: then no sibling is told from another's run)
+        self.annotated = annotates([s["code"] for s in written])
+        self.suites = Suites(self.program) if free and self.unnumbered and not self.annotated else None
         self.unentered: frozenset[int] = frozenset()  # the last step's headers whose suites never ran
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
