@@ -76,6 +76,7 @@ class Report:
     torch_ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # other torch -> executed, cached
     torch_recalled: dict[str, int] = field(default_factory=dict)  # other torch -> answers from the lock
     recorded: int = 0  # outcomes the lock recorded for a version not provisioned (judged_on cards)
+    torch_timed: dict[str, float] = field(default_factory=dict)  # "card (torch V)" -> seconds run there
 
     @property
     def cards(self) -> int:
@@ -83,13 +84,15 @@ class Report:
 
     def slowest(self, count: int) -> list[tuple[float, str]]:
         """(seconds, 'file:line:col: card id') of the `count` cards whose jobs ran longest in this build
-        (cards answered from the cache did not run, and are not timed)."""
+        (cards answered from the cache did not run, and are not timed); a card's run on another torch of the
+        matrix is one more, named with its version."""
         ran = {
             str(vc.card.location): vc.outcome.seconds
             for deck in self.decks
             for vc in deck.cards
             if vc.outcome is not None and not vc.outcome.cached and vc.outcome.seconds > 0
         }
+        ran.update(self.torch_timed)
         return sorted(((s, where) for where, s in ran.items()), reverse=True)[:count]
 
     @property
@@ -225,6 +228,7 @@ def _check(options: Options, cache: Cache) -> Report:
     report = Report(verified, len(plan.work), cached, seconds, warnings=warnings, repeated=repeated)
     report.recorded = judging.recalled
     report.settings, report.torch_ran, report.torch_recalled = project, torch.ran, torch.recalled
+    report.torch_timed = torch.timed
     # a version's note once: the matrix's (it counts the cards without a record), else the judged cards'
     judged_only = (note for version, note in judging.notes.items() if version not in torch.notes)
     report.torch_notes = [*torch.notes.values(), *judged_only]

@@ -263,3 +263,25 @@ def test_real_torch_113_finds_a_range_too_wide_and_one_too_narrow(
         "note: the torch bound `>=2.0` (1 card) ran on the provisioned releases nearest it, torch 1.13.1 "
         f"and {INSTALLED}; 2.0.0 stands at it: `quizgen torch add 2.0.0` to check it there"
     ) in result.output
+
+
+@pytest.mark.slow
+def test_timings_name_a_cards_run_on_another_torch_of_the_matrix(
+    tmp_path: Path, torch_113_alone: str, runner: CliRunner, in_dir: Callable[[Path], None]
+) -> None:
+    """`--timings` lists each card's jobs run on another torch of the matrix too, named with the version
+    (a card slow on torch 1.13.1 alone was not listed before)."""
+    deck = (
+        "deck: Timed\nsetup: |\n  import torch\ncards:\n  - id: two\n    kind: value\n    ask: q\n"
+        "    code: |\n      x = torch.ones(2).sum().item()\n    answer_expr: x\n"
+    )
+    write_project(tmp_path, {"deck.yaml": deck})
+    (tmp_path / "quizgen.toml").write_text(f"torch = {json.dumps([OLD, INSTALLED])}\n", encoding="utf-8")
+    in_dir(tmp_path)
+    result = runner.invoke(cli, ["check", "--matrix", "-j", "1", "--timings"])
+    assert result.exit_code == 0, result.output
+    timed = result.output.split("slowest cards run in this build:\n")[1].splitlines()
+    assert {line.split(" s  ", 1)[1] for line in timed} == {
+        "cards/deck.yaml:5:5: card 'two'",
+        f"cards/deck.yaml:5:5: card 'two' (torch {OLD})",
+    }

@@ -64,6 +64,7 @@ class Checked:
     notes: dict[str, str] = field(default_factory=dict)  # version -> what to tell once of it
     ran: dict[str, tuple[int, int]] = field(default_factory=dict)  # version run -> (executed, from cache)
     recalled: dict[str, int] = field(default_factory=dict)  # version not provisioned -> answers from the lock
+    timed: dict[str, float] = field(default_factory=dict)  # "card (torch V)" -> seconds its jobs ran there
 
 
 def not_provisioned(version: str) -> NotProvisioned:
@@ -392,4 +393,7 @@ def run_on(
                 where = f"while running {cards[key][0].location} on torch {version}"
                 raise InternalError(where, outcome.internal, stderr)
             found[key] = outcome
+            timed = checked.timed if checked is not None else {}  # (--timings)
+            for where in {f"{card.location} (torch {version})" for card in cards[key]}:
+                timed[where] = timed.get(where, 0.0) + outcome.seconds
     return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
