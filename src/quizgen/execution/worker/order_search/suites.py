@@ -13,7 +13,7 @@ sends the sibling's threads on from the state the step left (order.tree), withou
 Conditions, as order.reach's for loose lines: the puzzle defines no function or class and declares
 nothing global (so no line left out changes how a line that runs looks its names up), no code can see
 line numbers or columns (a sibling's later lines are numbered otherwise: Runs.unnumbered), and each
-suite taken out holds a line with code of its own (entering a suite of constants alone would leave no
+suite taken out holds a line with code of its own (entering a suite of constants alone may leave no
 line in the trace). The sibling must compile (Runs.broken, asked before).
 """
 
