@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.forked import in_a_fork
 from tests.support.order_corpus import BENCH_SEED, corpus
 from tests.support.order_puzzles import job, random_puzzle, search, warm
 
@@ -281,23 +282,13 @@ def forked_search(puzzle: SearchJob) -> float:
     process of its own, the warm objects frozen out of the collector's reach (zygote.py), so what
     earlier searches left is neither walked nor counted."""
     import gc
-    import os
 
     gc.collect()
     gc.freeze()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child)
-        os.close(read)
-        try:
-            os.write(write, repr(search(puzzle, fast=True)[1]).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as told:
-        seconds = told.read()
-    os.waitpid(pid, 0)
-    gc.unfreeze()
+    try:
+        seconds = in_a_fork(lambda: repr(search(puzzle, fast=True)[1]))
+    finally:
+        gc.unfreeze()
     if not seconds:
         raise SystemExit(f"the search of {puzzle.get('path', 'a card')} ended without a figure")
     return float(seconds)
