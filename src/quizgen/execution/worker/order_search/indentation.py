@@ -22,6 +22,7 @@ class Shape:
     opens: bool  # its last line opens a suite (`for ...:`): the next block goes one level deeper
     decorates: bool  # its last line is a decorator: the next block stays on its level
     continues: bool  # it starts with else/elif/except/finally: it continues the statement before
+    first: str  # its first token (`if`, `for`, a name, a bracket)
 
 
 @cache
@@ -52,6 +53,7 @@ def shape(code: str) -> Shape:
         opens=bool(last) and last[-1].string == ":",
         decorates=bool(last) and last[0].string == "@",
         continues=first in _CONTINUES,
+        first=first,
     )
 
 

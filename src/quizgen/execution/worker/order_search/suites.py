@@ -19,10 +19,7 @@ line in the trace). The sibling must compile (Runs.broken, asked before).
 
 from __future__ import annotations
 
-import io
-import tokenize
 from collections.abc import Hashable
-from functools import cache
 from types import CodeType
 from typing import Generic, TypeVar
 
@@ -34,21 +31,10 @@ _SUITE = -1  # the token a suite taken out leaves in a key
 T = TypeVar("T")
 
 
-@cache
 def _heads(code: str) -> bool:
     """Whether a block is one line that opens a suite with one of _HEADS (`if c:`, `else:`)."""
     s = shape(code)
-    if not s.opens or s.inner or "\n" in code.strip():
-        return False
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code.strip()).readline):
-            if tok.type == tokenize.NAME:
-                return tok.string in _HEADS
-            if tok.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT):
-                return False
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return False
-    return False
+    return s.opens and not s.inner and "\n" not in code.strip() and s.first in _HEADS
 
 
 class Suites:
