@@ -147,14 +147,17 @@ _TESTS = [
 
 def random_suite_puzzle(rng: random.Random) -> SearchJob:
     """A random loop whose body holds an `if` (some never true, some now and then), perhaps with an
-    `else:` or an `if` nested in it: suites control may never enter (order.suites)."""
+    `elif`, an `else:` or an `if` nested in it: suites control may never enter, tests that read only
+    numbers (order.routes)."""
     while True:
         body = _random_lines(rng)[:2]  # (six blocks at most: ~10,000 candidates at every level)
         inner = 1
         lines = ["for k in range(3):", *body[:-inner], f"if {rng.choice(_TESTS)}:", *body[-inner:]]
         levels = [0, *[1] * (len(body) - inner), 1, *[2] * inner]
-        extra = rng.choice(["", "else", "nested"])
-        if extra == "else":
+        extra = rng.choice(["", "else", "nested", "elif"])
+        if extra == "elif":
+            lines, levels = [*lines, f"elif {rng.choice(_TESTS)}:", "i1 -= k"], [*levels, 1, 2]
+        elif extra == "else":
             lines, levels = [*lines, "else:", "xs.append(k)"], [*levels, 1, 2]
         elif extra == "nested":
             lines, levels = [*lines, f"if {rng.choice(_TESTS)}:", "i1 += k"], [*levels, 2, 3]

@@ -575,17 +575,16 @@ def test_a_statement_is_compiled_only_to_run_it(monkeypatch: pytest.MonkeyPatch)
     compiled every sibling that a failed one then ruled out, never to run it: the shipped accumulation
     loop compiled 12,840 statements and ran 4,579 (0.5 s of its 6.4). Now a step's own compile check
     comes after its failed siblings' (Tree._fails): each statement compiled runs, or does not compile,
-    or goes on from where a sibling that differs only in suites control never entered left the state
-    (order.suites: it must compile to do so)."""
+    or is told by a sibling's route (order.routes: a step with a route compiles, and is not compiled)."""
+    from quizgen.execution.worker.order_search.routes import Routes, Trie
     from quizgen.execution.worker.order_search.steps import Runs
-    from quizgen.execution.worker.order_search.suites import Skips
 
     compiled: set[object] = set()
     ran: set[object] = set()
-    compile_bare, step, find = Runs._compiled, Runs.step, Skips.find
+    compile_bare, step, find = Runs._compiled, Runs.step, Routes.find
 
-    def joining(self: Skips[object], chunk: tuple[int, ...]) -> object | None:
-        outcome = find(self, chunk)
+    def joining(self: Routes, trie: Trie, chunk: tuple[int, ...]) -> object | None:
+        outcome = find(self, trie, chunk)
         if outcome is not None:
             ran.add(runs[0].same(chunk))
         return outcome
@@ -603,7 +602,7 @@ def test_a_statement_is_compiled_only_to_run_it(monkeypatch: pytest.MonkeyPatch)
     runs: list[Runs] = []
     monkeypatch.setattr(Runs, "_compiled", compiling)
     monkeypatch.setattr(Runs, "step", running)
-    monkeypatch.setattr(Skips, "find", joining)
+    monkeypatch.setattr(Routes, "find", joining)
     lines = ["for k in range(2):", "if flag:", "a = 1", "b = 2", "c = 10", "out = c + k"]
     puzzle = job("flag = False\n", lines, "assert out == 11\n", levels=[0, 1, 2, 2, 1, 1])
     plain, _ = search(puzzle, fast=False)  # (which runs candidates only up to their first failure)

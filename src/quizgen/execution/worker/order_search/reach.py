@@ -28,7 +28,10 @@ import textwrap
 import tokenize
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from quizgen.execution.worker.order_search.routes import Record
 
 
 def _nested(code: CodeType) -> set[CodeType]:
@@ -46,10 +49,13 @@ class Tracer:
     them all rules out no sibling: `reached` is all its lines, whatever runs later), so it uninstalls
     itself: tracing slows every Python frame torch runs, not only the step's own."""
 
-    def __init__(self, code: CodeType, lines: int) -> None:
+    def __init__(self, code: CodeType, lines: int, record: Record | None = None) -> None:
         self.codes = _nested(code)
         self.lines: set[int] = set()
-        self.every = lines  # how many lines the step has (each line seen once is all there is to see)
+        # how many lines the step has (each line seen once is all there is to see, unless the route
+        # through them is recorded: order.routes)
+        self.every = lines if record is None else -1
+        self.record = record
         self.done = False  # every line ran: the tracer took itself out
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
@@ -62,7 +68,9 @@ class Tracer:
     def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if event == "line":
             self.lines.add(frame.f_lineno)
-            if len(self.lines) >= self.every:
+            if self.record is not None and frame.f_code is self.record.code:
+                self.record.line(frame.f_lineno)
+            elif len(self.lines) >= self.every > 0:
                 self.done = True
                 sys.settrace(None)
                 return None

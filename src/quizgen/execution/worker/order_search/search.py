@@ -202,7 +202,7 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
             space.same = runs.same  # (a thread for the steps that are the same code)
     traces = identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}
     if not traces and not runs.annotated:  # (no code of the card's traces lines; lines not run bind nothing)
-        tree.runs = runs  # what a step's run tells of its siblings (order.reach, order.suites)
+        tree.runs = runs  # what a step's run tells of its siblings (order.reach, order.routes)
     return tree
 
 

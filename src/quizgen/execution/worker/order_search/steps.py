@@ -19,7 +19,7 @@ from quizgen.execution.worker.order_search.indentation import shape
 from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of
 from quizgen.execution.worker.order_search.reach import Tracer, annotates, loose, reached, scoped
-from quizgen.execution.worker.order_search.suites import Suites
+from quizgen.execution.worker.order_search.routes import Record, Routes
 from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
 from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
 
@@ -59,11 +59,11 @@ class Runs:
         codes = self.program.codes
         free = self.program.indented and not scoped([s["code"] for s in written])
         self.loose = [free and loose(codes[b]) for b in range(len(codes))]  # (order.reach)
-        # (order.suites: siblings that differ only in suites the last step never entered do the same)
+        # (order.routes: siblings that would run what the last step ran do what it did)
         # (a line that never runs may bind `__annotations__`: then no sibling is told from another's run)
         self.annotated = annotates([s["code"] for s in written])
-        self.suites = Suites(self.program) if free and self.unnumbered and not self.annotated else None
-        self.unentered: frozenset[int] = frozenset()  # the last step's headers whose suites never ran
+        self.routes = Routes(self.program) if free and self.unnumbered and not self.annotated else None
+        self.route: Record | None = None  # the last step's run as traced, when it has a route
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
@@ -104,11 +104,15 @@ class Runs:
         ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
         bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
         code = self.code(step) if bare is None else bare
-        self.reached, self.unentered = None, frozenset()
+        self.reached = self.route = None
         if isinstance(code, SyntaxError):
             return code
-        tracer = Tracer(code, len(self.where(step))) if traced and len(step) > 1 and Tracer.usable() else None
-        if tracer is not None:
+        tracer = None
+        if traced and len(step) > 1 and Tracer.usable():
+            record = None
+            if self.routes is not None:
+                record = self.routes.record(step, code, self._numbers(step, bare is not None), ns)
+            tracer = Tracer(code, len(self.where(step)), record)
             sys.settrace(tracer)
         try:
             run(code, ns, "the check" if step == CHECK else "a line")
@@ -125,12 +129,11 @@ class Runs:
                     mask = tuple(j for j in range(count) if j not in ran and self.loose[where[j][0]])
                     lines = self.masked(where[:count], mask)
                     self.reached = None if lines is None else (count, mask, lines, self.tail(step, count))
+                self.route = tracer.record
             return exc
         else:
-            if tracer is not None and self.suites is not None and not tracer.done and tracer.installed():
-                sys.settrace(None)
-                numbers = self._numbers(step, bare is not None)
-                self.unentered = self.suites.unentered(step, code, tracer.lines, numbers)
+            if tracer is not None and tracer.installed():
+                self.route = tracer.record
         finally:
             if tracer is not None:
                 sys.settrace(None)

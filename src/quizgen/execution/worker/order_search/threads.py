@@ -12,8 +12,8 @@ from typing import Protocol
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.plan import Plan
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, Onward, Orders
+from quizgen.execution.worker.order_search.routes import Record, Routes, Trie
 from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
-from quizgen.execution.worker.order_search.suites import Skips, Suites
 from quizgen.execution.worker.order_search.torch_state import Settings
 
 
@@ -22,8 +22,8 @@ class Hints(Protocol):
     how far the last failed step got (order.reach)."""
 
     reached: Reached | None
-    suites: Suites | None  # (order.suites)
-    unentered: frozenset[int]  # the last step's headers whose suites control never entered
+    routes: Routes | None  # (order.routes)
+    route: Record | None  # the last step's run, traced for its route
 
     def broken(self, step: Chunk) -> bool: ...
 
@@ -68,31 +68,47 @@ class Failures:
 
 class Siblings:
     """What the steps run from one state tell of the siblings still to run from it: a sibling that
-    begins as a failed one did raises too (Failures, order.reach), and one that differs from a step that
-    ran to its end only in suites control never entered goes on from the state that step left
-    (order.suites). Without a runner's hints (lines cannot be traced) nothing is told."""
+    begins as a failed one did raises too (Failures, order.reach), and one that would run what a step
+    ran does what it did: goes on from the state it left, or raises (order.routes). Without a runner's
+    hints (lines cannot be traced) nothing is told."""
 
     def __init__(self, runs: Hints | None) -> None:
         self.runs, self.failed = runs, Failures()
-        self.skips: Skips[Node] = Skips(runs.suites if runs is not None else None)
+        self.routes = runs.routes if runs is not None else None
+        self.trie = Trie()
+        self._found: tuple[Chunk, tuple[bool, object] | None] = (CHECK, None)  # (the last asked)
 
     def fail(self, step: Chunk) -> bool:
-        """Whether the step fails without running it: it does not compile, or it begins with the lines a
-        sibling ran from the same state before raising (loose ones aside), followed alike."""
+        """Whether the step fails without running it: it does not compile, it begins with the lines a
+        sibling ran from the same state before raising (loose ones aside), followed alike, or it would
+        run what a sibling ran up to its raise."""
         runs = self.runs
-        return runs is not None and step != CHECK and (self.failed.include(runs, step) or runs.broken(step))
+        if runs is None or step == CHECK:
+            return False
+        if self.failed.include(runs, step):
+            return True
+        found = None if self.routes is None else self.routes.find(self.trie, step)
+        self._found = step, found
+        if found is not None:  # (a step with a route compiles: order.routes)
+            return found[0]
+        return runs.broken(step)
 
     def alike(self, step: Chunk) -> Node | None:
-        """The node a sibling that does what the step would do went on to."""
-        return self.skips.find(step) if step != CHECK else None
+        """The node a sibling that does what the step would do went on to (asked after `fail`)."""
+        last, found = self._found
+        node = found[1] if last == step and found is not None else None
+        return node if isinstance(node, Node) else None
 
     def ran(self, step: Chunk, failure: BaseException | None, outcome: Node | None) -> None:
         """What the step just run tells (its outcome: the node it went on to, if it did)."""
         runs = self.runs
-        if runs is not None and failure is not None and runs.reached is not None:
+        if runs is None:
+            return
+        if failure is not None and runs.reached is not None:
             self.failed.add(runs, runs.reached)
-        elif runs is not None and outcome is not None:
-            self.skips.add(step, runs.unentered, outcome)
+        told = failure is not None or outcome is not None
+        if self.routes is not None and runs.route is not None and told:
+            self.routes.add(self.trie, step, runs.route, failure is not None, outcome)
 
 
 @dataclass(frozen=True)

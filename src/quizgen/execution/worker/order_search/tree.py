@@ -8,9 +8,9 @@ since the last state it copied. After each step, nodes holding the same blocks a
 their run are compared, and nodes whose states are equal (order.state: the same live variables with
 the same contents, generators and settings; autograd graphs too, where the code allows) go on as one:
 from equal states the same steps do the same. A step that cannot compile is not run, nor one that
-begins with the lines a failed sibling ran from the same state (order.reach), and one that differs
-from a sibling that ran to its end only inside suites control never entered goes on from the state
-that sibling left (order.suites; both told by threads.Siblings). Variables only the
+begins with the lines a failed sibling ran from the same state (order.reach), and one that would
+run what a sibling ran goes on from the state that sibling left or fails as it did (order.routes;
+both told by threads.Siblings). Variables only the
 check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
 step can reach their objects (order.state.apart); each run of the check must leave them unchanged.
 Threads whose single block left the state as they observe it (a `zero_grad()` with no gradients yet)
@@ -194,7 +194,7 @@ class Tree:
                 group.outcome = FAILED
                 continue
             alike = siblings.alike(step)
-            if alike is not None:  # (the same but inside suites a sibling never entered)
+            if alike is not None:  # (it would run what a sibling ran: order.routes)
                 alike.threads += threads
                 group.outcome = alike
                 continue
