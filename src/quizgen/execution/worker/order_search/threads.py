@@ -85,13 +85,11 @@ class Siblings:
         runs = self.runs
         if runs is None or step == CHECK:
             return False
-        if self.failed.include(runs, step):
-            return True
         found = None if self.routes is None else self.routes.find(self.trie, step)
         self._found = step, found
         if found is not None:  # (a step with a route compiles: order.routes)
             return found[0]
-        return runs.broken(step)
+        return self.failed.include(runs, step) or runs.broken(step)
 
     def alike(self, step: Chunk) -> Node | None:
         """The node a sibling that does what the step would do went on to (asked after `fail`)."""
