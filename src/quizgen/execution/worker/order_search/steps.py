@@ -151,7 +151,9 @@ class Runs:
         from an indented puzzle's blocks do not: compiling the source alone tells, at a fraction of
         the cost of assembling one numbered as in the card file (its syntax is the same)."""
         if step not in self._broken:  # (asked of each step again and again: Onward, Tree._fails)
-            if step in self.codes or not self.program.indented:
+            if self.routes is not None and self.routes.structure(step) is not None:
+                self._broken[step] = False  # (its blocks compile alone and fit as Python reads them)
+            elif step in self.codes or not self.program.indented:
                 self._broken[step] = isinstance(self.code(step), SyntaxError)
             else:
                 self._broken[step] = self._compiled(step) is None
