@@ -63,14 +63,22 @@ class Tracer:
             return None
         if len(self.codes) == 1:  # no nested code to trace: every other frame's call (torch's) goes
             sys.settrace(getattr)  # to a function of C, getattr(frame, "call", None): None, untraced
+        if self.record is not None and frame.f_code is self.record.code:
+            return self._route
         return self._line
+
+    def _route(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+        """The step's own frame, its route recorded (order.routes)."""
+        if event == "line":
+            number = frame.f_lineno
+            self.lines.add(number)
+            self.record.line(number)  # type: ignore[union-attr]
+        return self._route
 
     def _line(self, frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
         if event == "line":
             self.lines.add(frame.f_lineno)
-            if self.record is not None and frame.f_code is self.record.code:
-                self.record.line(frame.f_lineno)
-            elif len(self.lines) >= self.every > 0:
+            if len(self.lines) >= self.every > 0:
                 self.done = True
                 sys.settrace(None)
                 return None

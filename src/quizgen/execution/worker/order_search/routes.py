@@ -39,6 +39,8 @@ is unknown.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from functools import cache
 from types import CodeType
 
 from quizgen.execution.worker.order_search.indentation import shape
@@ -134,7 +136,8 @@ class Trie:
 
 class Record:
     """A step's run as traced: each line event of its own frame (collapsed to the block it is in) with
-    the watched names' values then; filled by the tracer (order.reach.Tracer)."""
+    the watched names' values then (as bound: `watched` reads them); filled by the tracer
+    (order.reach.Tracer)."""
 
     def __init__(
         self, code: CodeType, blocks: dict[int, int], names: tuple[str, ...], ns: dict[str, object]
@@ -142,21 +145,32 @@ class Record:
         self.code, self.blocks, self.names, self.ns = code, blocks, names, ns
         self.events: list[tuple[int, tuple[object, ...]]] = []
         self.whole = True  # every line of the frame mapped to a block
+        self._last = -1
+        self._read = _reader(names)
 
     def line(self, number: int) -> None:
-        block = self.blocks.get(number)
-        if block is None:
+        block = self.blocks.get(number, -1)
+        if block < 0:
             self.whole = False
-        elif not self.events or self.events[-1][0] != block:
-            self.events.append((block, self.values()))
+        elif block != self._last:
+            self._last = block
+            self.events.append((block, self._read(self.ns)))
 
     def values(self) -> tuple[object, ...]:
-        ns = self.ns
-        return tuple([_watched(ns.get(name, MISSING)) for name in self.names])
+        return self._read(self.ns)
 
 
-def _watched(value: object) -> object:
-    return value if type(value) is int or type(value) is bool else MISSING
+@cache
+def _reader(names: tuple[str, ...]) -> Callable[[dict[str, object]], tuple[object, ...]]:
+    """A function reading the names from a namespace as they are bound (MISSING where they are not):
+    called at every line a route records, so one expression, not a loop."""
+    gets = "".join(f"ns.get({name!r}, MISSING), " for name in names)
+    return eval(f"lambda ns: ({gets})", {"MISSING": MISSING})  # (names: identifiers a test reads)
+
+
+def watched(values: tuple[object, ...]) -> tuple[object, ...]:
+    """The values a pure test may read: ints and bools (anything else is MISSING)."""
+    return tuple([v if type(v) is int or type(v) is bool else MISSING for v in values])
 
 
 class Routes:
@@ -195,7 +209,7 @@ class Routes:
         structure = self.structure(step)
         if structure is None or not record.whole or not record.events:
             return
-        reading = _Reading(self, step, record.events, raised, None if raised else record.values())
+        reading = _Reading(self, step, record.events, raised, None if raised else watched(record.values()))
         try:
             _walk(structure, reading)
             if raised or reading.at < len(record.events):
@@ -367,7 +381,7 @@ class _Reading:
         self.moves -= 1
         if self.moves < 0 or self.at >= len(self.events) or self.events[self.at][0] != block:
             raise Unknown
-        values = self.events[self.at][1]
+        values = watched(self.events[self.at][1])
         if self.values is None:
             self.values = values
         elif values != self.values:
