@@ -104,12 +104,25 @@ def _graph(walk: Any, node: Any) -> None:
     if kind.__name__ == "AccumulateGrad":
         walk.visit(node.variable)
     if kind not in _SAVED:
-        _SAVED[kind] = tuple(sorted(a for a in dir(node) if a.startswith("_saved_")))
+        names = dir(node)
+        _SAVED[kind] = tuple(sorted(a for a in names if a.startswith("_saved_")))
+        _TENSORS[kind] = frozenset(a for a in _SAVED[kind] if "_raw" + a in names)
+    freed = walk.shared.freed if walk.shared is not None else None
     for name in _SAVED[kind]:
+        known = freed.get((id(node), name)) if freed is not None else None
+        if known is not None:
+            walk.add(name, "unusable", known[1])
+            continue
         try:
             value = getattr(node, name)
         except RuntimeError as exc:  # freed by a backward, or changed in place since: backward fails
-            walk.add(name, "unusable", str(exc))
+            message = str(exc)
+            walk.add(name, "unusable", message)
+            if freed is not None and message.startswith(_FREED):
+                # A backward frees all of a node's saved tensors at once, for good (each read says so
+                # alike); a value changed in place may change again, and its message with it.
+                for other in _TENSORS[kind]:
+                    freed[(id(node), other)] = (node, message)
             continue
         walk.add(name, value._version if isinstance(value, torch.Tensor) else None)
         walk.visit(value)
@@ -118,4 +131,6 @@ def _graph(walk: Any, node: Any) -> None:
         _graph(walk, after)
 
 
+_FREED = "Trying to backward through the graph a second time"  # (torch 1.13 to 2.13 alike)
 _SAVED: dict[type, tuple[str, ...]] = {}  # an autograd node type's saved values, by attribute name
+_TENSORS: dict[type, frozenset[str]] = {}  # which of them are tensors (`_raw_saved_*`): freed together
