@@ -240,7 +240,8 @@ class Groups:
 
 def point(node: Node, repeat: int, orders: Orders) -> frozenset[tuple[int, int]]:
     """Where the node's threads are: which pass, and which blocks ran in it (only nodes at the same
-    point are compared: elsewhere equal states are too rare to pay for comparing)."""
+    point, the least of their points, are compared: elsewhere equal states are too rare to pay for
+    comparing)."""
     found = set()
     for t in node.threads:
         if not t.complete:

@@ -352,7 +352,9 @@ class Tree:
         buckets: dict[object, list[Node]] = {}
         for child in children:
             child.live = live_of(self.spaces, child.threads, self.aside)
-            buckets.setdefault((point(child, self.repeat, self.orders), child.live), []).append(child)
+            # (by the least of its points: a node some of whose threads went on past a block that changed
+            # nothing, Tree._onward, is at several, and was compared with none; a GAN's step, 2.9 -> 2.45 s)
+            buckets.setdefault((min(point(child, self.repeat, self.orders)), child.live), []).append(child)
         merged: list[Node] = []
         self.layer += 1
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
