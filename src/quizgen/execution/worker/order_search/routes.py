@@ -75,7 +75,7 @@ _PURE = (
     ast.LtE,
     ast.Gt,
     ast.GtE,
-)  # fmt: skip  (no `**` or shifts: a test computed here costs what it costs Python)
+)  # (no `**` or shifts: a test computed here costs what it costs Python)
 _ESCAPES = (
     ast.Break,
     ast.Continue,
