@@ -52,10 +52,7 @@ class Shared:
     def __init__(self) -> None:
         self.seen: dict[int, tuple[object, tuple[object, ...]]] = {}
         self.frozen: Frozen | None = None  # tensors no step changes (order.frozen)
-        # Saved values of autograd nodes a backward freed (for good), with the error reading one gives:
-        # on torch 1.13 each such error costs ~5 ms (it captures a C++ stack), and fingerprints read
-        # them again and again (order.tensors). Keyed by the node's id and the attribute, the node kept.
-        self.freed: dict[tuple[int, str], tuple[object, str]] = {}
+        self.freed: dict[tuple[int, str], tuple[object, str]] = {}  # saved tensors freed (order.tensors)
 
     def note(self, obj: object) -> None:
         """Remember what a shared object holds now; Opaque when that cannot be told."""
