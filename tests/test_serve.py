@@ -194,7 +194,9 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
             close_tab(tab)
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(20)
+            # (generous: closing the worker pool took over 20 s once under `stress-ng --cpu 2` beside
+            # the suite; what is asserted is that it stops, cleanly, not how fast)
+            proc.wait(120)
         finally:
             if proc.poll() is None:
                 proc.kill()
