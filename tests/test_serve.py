@@ -194,14 +194,17 @@ def test_serve_previews_on_localhost_and_rebuilds_on_change(
             close_tab(tab)
         proc.send_signal(signal.SIGINT)
         try:
-            # (generous: closing the worker pool took over 20 s once under `stress-ng --cpu 2` beside
-            # the suite; what is asserted is that it stops, cleanly, not how fast)
-            proc.wait(120)
+            proc.wait(120)  # (generous: what is asserted is that it stops, cleanly, not how fast)
+        except subprocess.TimeoutExpired:
+            pass
         finally:
             if proc.poll() is None:
                 proc.kill()
+                proc.wait()
     seen("")
-    assert proc.returncode == 0, lines
+    # (twice, in full runs only, serve did not stop: the output and the suite's own Ctrl-C handler tell
+    # whether it got the signal; a process started while its parent ignores SIGINT ignores it too)
+    assert proc.returncode == 0, (lines, signal.getsignal(signal.SIGINT))
     assert lines[-1] == "stopped", lines
 
 
