@@ -128,13 +128,21 @@ def _reader(stream: Any, into: queue.Queue[str]) -> None:
         into.put(line.rstrip("\n"))
 
 
+# `python -m quizgen` with Ctrl-C raising KeyboardInterrupt, as a terminal starts it, whatever the suite's own
+# process does with SIGINT (a process started while its parent ignores SIGINT ignores it too)
+_CTRL_C_ON = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('quizgen', run_name='__main__', alter_sys=True)"
+)
+
+
 def test_serve_previews_on_localhost_and_rebuilds_on_change(
     browser: Any, built: pipeline.Report, tmp_path: Path
 ) -> None:
     root = copy_project(built, tmp_path / "project")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "quizgen", "serve", "--port", "0"],
+        [sys.executable, "-c", _CTRL_C_ON, "serve", "--port", "0"],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
