@@ -249,7 +249,7 @@ def test_which_blocks_may_bind_annotations(block: str, expected: bool) -> None:
     ],
 )
 def test_every_statement_with_a_route_compiles(lines: list[str], levels: list[int]) -> None:
-    """Routes.find tells a step without compiling it (threads.Siblings.fail): so every statement the
+    """Routes.find tells a step without compiling it (threads.Siblings.known): so every statement the
     blocks can make at any level whose structure the walk reads must compile (here all of them: the
     shipped accumulation loop's blocks with a distractor, and a loop with `elif`, `else` and `break`)."""
     from quizgen.execution.worker.order_search.program import Orders

@@ -76,26 +76,19 @@ class Siblings:
         self.runs, self.failed = runs, Failures()
         self.routes = runs.routes if runs is not None else None
         self.trie = Trie()
-        self._found: tuple[Chunk, tuple[bool, object] | None] = (CHECK, None)  # (the last asked)
 
-    def fail(self, step: Chunk) -> bool:
-        """Whether the step fails without running it: it does not compile, it begins with the lines a
-        sibling ran from the same state before raising (loose ones aside), followed alike, or it would
-        run what a sibling ran up to its raise."""
+    def known(self, step: Chunk) -> Node | str | None:
+        """What the step does, told without running it: FAILED when it does not compile, begins with the
+        lines a sibling ran from the same state before raising (loose ones aside), followed alike, or would
+        run what a sibling ran up to its raise; the node a sibling that would run what it runs went on to;
+        None when it must run."""
         runs = self.runs
         if runs is None or step == CHECK:
-            return False
+            return None
         found = None if self.routes is None else self.routes.find(self.trie, step)
-        self._found = step, found
         if found is not None:  # (a step with a route compiles: order.routes)
-            return found[0]
-        return self.failed.include(runs, step) or runs.broken(step)
-
-    def alike(self, step: Chunk) -> Node | None:
-        """The node a sibling that does what the step would do went on to (asked after `fail`)."""
-        last, found = self._found
-        node = found[1] if last == step and found is not None else None
-        return node if isinstance(node, Node) else None
+            return FAILED if found[0] else found[1] if isinstance(found[1], Node) else None
+        return FAILED if self.failed.include(runs, step) or runs.broken(step) else None
 
     def ran(self, step: Chunk, failure: BaseException | None, outcome: Node | None) -> None:
         """What the step just run tells (its outcome: the node it went on to, if it did)."""

@@ -189,14 +189,14 @@ class Tree:
         for i, group in enumerate(groups.work):  # (threads a step left in place add groups as it goes)
             step, threads = group.step, group.threads
             progress.report(self.phase, self.decided, self.total)
-            if siblings.fail(step):
+            known = siblings.known(step)
+            if known == FAILED:
                 self.decided += sum(weight(self.spaces, t) for t in threads)
                 group.outcome = FAILED
                 continue
-            alike = siblings.alike(step)
-            if alike is not None:  # (it would run what a sibling ran: order.routes)
-                alike.threads += threads
-                group.outcome = alike
+            if isinstance(known, Node):  # (it would run what a sibling ran: order.routes)
+                known.threads += threads
+                group.outcome = known
                 continue
             last = i == len(groups.work) - 1
             self._load(node, last)
