@@ -146,3 +146,30 @@ def test_an_indented_program_must_compile_as_written(tmp_path: Path) -> None:
         "lines: indented 3 spaces, not a multiple of this puzzle's 4",
         "lines: the lines as written, with their indentation, do not compile: unexpected indent",
     ]
+
+
+def test_the_spaces_of_one_program_share_what_they_work_out_and_count_alike() -> None:
+    """Every distractor space of an indented program counted and listed after the others (what the
+    blocks left allow is worked out once, Orders.key) gives what it gives counted alone."""
+    from quizgen.execution.worker.order_search.levels import distractor_spaces, space
+
+    codes = ("for i in range(3):", "total += i", "if i % 2:", "total -= 1", "seen.append(i)")
+    codes += ("if i:", "total *= 2")  # (the distractors)
+
+    def program() -> Program:
+        return Program(codes, lines=5, unit=4, levels=(0, 1, 1, 2, 1, 1, 2)).at_levels()
+
+    before = {4: {1}}  # (a need that a space without line 1 drops)
+    shared = program()
+    spaces = [space(shared, list(range(5)), before)]
+    spaces += [o for d in (5, 6) for o in distractor_spaces(shared, before, d)]
+    together = [(o.count(10**6), sorted(o.all())) for o in spaces]
+    alone = []
+    for k in range(len(spaces)):
+        fresh = program()
+        mine = [space(fresh, list(range(5)), before)]
+        mine += [o for d in (5, 6) for o in distractor_spaces(fresh, before, d)]
+        alone.append((mine[k].count(10**6), sorted(mine[k].all())))
+    assert together == alone
+    assert all(count == len(every) > 0 for count, every in together)
+    assert len(shared.memo.next) < sum(len(o._next) for o in spaces)  # (worked out once for several)

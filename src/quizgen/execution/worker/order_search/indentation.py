@@ -60,20 +60,30 @@ def shape(code: str) -> Shape:
 def suite_moves(columns: Sequence[int]) -> tuple[int, ...] | None:
     """For each logical line (its column), whether it opens a suite (+1), closes k (-k) or stays (0),
     as Python's stack of indentation reads them; None at an indentation error (the code never runs)."""
-    stack, moves = [0], []
+    read = read_suites(columns, (0,))
+    return None if read is None else read[0]
+
+
+Levels = tuple[int, ...]
+
+
+def read_suites(columns: Sequence[int], stack: Levels) -> tuple[Levels, Levels] | None:
+    """suite_moves of logical lines that come after others left Python's stack of indentation as
+    `stack`: their moves and the stack after them (None at an indentation error)."""
+    at_stack, moves = list(stack), []
     for at in columns:
-        if at > stack[-1]:
-            stack.append(at)
+        if at > at_stack[-1]:
+            at_stack.append(at)
             moves.append(1)
             continue
         closed = 0
-        while at < stack[-1]:
-            stack.pop()
+        while at < at_stack[-1]:
+            at_stack.pop()
             closed -= 1
-        if at != stack[-1]:
+        if at != at_stack[-1]:
             return None
         moves.append(closed)
-    return tuple(moves)
+    return tuple(moves), tuple(at_stack)
 
 
 @cache

@@ -10,14 +10,25 @@ Pure: no torch, so the loader may use it too.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from quizgen.execution.protocol import SearchJob
-from quizgen.execution.worker.order_search.indentation import logical_columns, shape, suite_moves
+from quizgen.execution.worker.order_search.indentation import logical_columns, read_suites, shape
 
 Chunk = tuple[int, ...]  # one step: its blocks, in program order
 CHECK: Chunk = ()  # the step that runs the check
+Read = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]]  # same_code's key, the suites open
+
+
+@dataclass
+class Memo:
+    """What every Orders of one program works out once (Orders.key), and Program.same_code's readings."""
+
+    fits: dict[tuple[tuple[int, ...], int, int], tuple[int, ...] | None] = field(default_factory=dict)
+    counts: dict[Hashable, int] = field(default_factory=dict)  # candidates from the blocks left
+    next: dict[Hashable, list[tuple[Chunk, int]]] = field(default_factory=dict)  # steps, the blocks placed
+    read: dict[Chunk, Read | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,11 @@ class Program:
         return Program(tuple(codes), self.lines, self.unit, tuple(levels), tuple(origins))
 
     @cached_property
+    def memo(self) -> Memo:
+        """What the program's candidates' spaces work out once for all of them (Orders.key)."""
+        return Memo()
+
+    @cached_property
     def heights(self) -> tuple[int, ...]:
         """How many lines each block has (as `source` splits them)."""
         return tuple(len(code.rstrip("\n").split("\n")) for code in self.codes)
@@ -106,14 +122,28 @@ class Program:
         its own key."""
         if not self.indented or not chunk:
             return chunk
-        columns: list[int] = []
-        for block in chunk:
-            found = logical_columns(self.codes[block])
-            if found is None:
-                return chunk
-            columns += [self.unit * self.levels[block] + column for column in found]
-        moves = suite_moves(columns)
-        return chunk if moves is None else (tuple(self.origin(b) for b in chunk), moves)
+        read = self._read(chunk)
+        return chunk if read is None else read[0]
+
+    def _read(self, chunk: Chunk) -> Read | None:
+        """same_code's key of a chunk and Python's stack of indentation after it, read block by block
+        from the reading of the chunk without its last block (chunks share their beginnings: the
+        search asks of tens of thousands)."""
+        reads = self.memo.read
+        if chunk in reads:
+            return reads[chunk]
+        before = ((((), ()), (0,))) if len(chunk) == 1 else self._read(chunk[:-1])
+        block = chunk[-1]
+        columns = logical_columns(self.codes[block])
+        read = None
+        if before is not None and columns is not None:
+            (origins, moves), stack = before
+            shift = self.unit * self.levels[block]
+            more = read_suites([shift + column for column in columns], stack)
+            if more is not None:
+                read = ((*origins, self.origin(block)), (*moves, *more[0])), more[1]
+        reads[chunk] = read
+        return read
 
     def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
         """The levels of the suites open once `block` comes right after `last` inside one statement,
@@ -173,18 +203,36 @@ class Orders:
         self.choices = [b for b in every if program.origin(b) in chosen]  # the blocks at their levels
         self._next: dict[int, list[tuple[Chunk, int]]] = {}
         self._completions: dict[int, int] = {}
+        self._keys: dict[int, Hashable] = {}
         self._counts: dict[int, int] = {}  # count(limit) by limit
-        self._fitting: dict[tuple[tuple[int, ...], int, int], tuple[int, ...] | None] = {}
+        self.memo = program.memo  # (shared by every Orders of the program: `key`)
+        self._fitting = self.memo.fits
         self._ends = [not (s.opens or s.decorates) for s in map(shape, program.codes)]
         origin, level = program.origin, program.levels
         self._needs = [(b, 1 << origin(b), 0 if level[b] else self.needs[origin(b)]) for b in self.choices]
+        self._levels, self._sorted = levels, sorted(self.needs)
+
+    def key(self, placed: int) -> Hashable:
+        """What the steps that can follow `placed` depend on, whichever Orders of the program asks: the
+        blocks left, which of them each needs first, and whether blocks move between levels. A
+        distractor's spaces meet the same blocks left again and again (one with a line in place of
+        the distractor is the other once both are placed), so what one works out the others read."""
+        found = self._keys.get(placed)
+        if found is None:
+            left = self.full & ~placed
+            needs = tuple(self.needs[b] & left for b in self._sorted if left >> b & 1)
+            found = self._keys[placed] = (self._levels, left, needs)
+        return found
 
     def completions(self, placed: int) -> int:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
         if placed == self.full:
             return 1
         if placed not in self._completions:
-            self._completions[placed] = sum(self.completions(after) for _, after in self.next_chunks(placed))
+            counts, key = self.memo.counts, self.key(placed)
+            if key not in counts:
+                counts[key] = sum(self.completions(after) for _, after in self.next_chunks(placed))
+            self._completions[placed] = counts[key]
         return self._completions[placed]
 
     def ready(self, b: int, placed: int) -> bool:
@@ -195,14 +243,17 @@ class Orders:
         """Each step that can come next and still lead to a whole candidate, with the blocks placed
         after it (a bit mask). A step that leaves only blocks no statement can hold (a loop taking
         part of its body, the rest of which cannot stand at the top level) is no candidate's."""
-        if placed not in self._next:
-            self._next[placed] = []  # (a mask is placed before it is reached again: no cycle)
-            self._next[placed] = [
-                (chunk, after)
-                for chunk, after in self._grow(placed)
-                if after == self.full or self.next_chunks(after)
-            ]
-        return self._next[placed]
+        found = self._next.get(placed)
+        if found is None:
+            shared, key = self.memo.next, self.key(placed)
+            if key not in shared:  # (each step with the blocks it places; a later mask never meets this one)
+                shared[key] = [
+                    (chunk, after & ~placed)
+                    for chunk, after in self._grow(placed)
+                    if after == self.full or self.next_chunks(after)
+                ]
+            found = self._next[placed] = [(chunk, placed | bits) for chunk, bits in shared[key]]
+        return found
 
     def _grow(self, placed: int) -> Iterator[tuple[Chunk, int]]:
         program = self.program
@@ -257,15 +308,22 @@ class Orders:
         they are kept for `next_chunks`."""
         if limit in self._counts:
             return self._counts[limit]
-        memo: dict[int, int] = {}
+        memo: dict[int, int] = {}  # (a count past the limit is this count's alone)
+        counts, shared = self.memo.counts, self.memo.next
 
         def completions(mask: int) -> int:
             if mask == self.full:
                 return 1
             if mask in memo:
                 return memo[mask]
+            key = self.key(mask)
+            if key in counts:
+                memo[mask] = counts[key]
+                return counts[key]
             total, steps = 0, []
             known = self._next.get(mask)
+            if known is None and key in shared:
+                known = [(chunk, mask | bits) for chunk, bits in shared[key]]
             for chunk, after in self._grow(mask) if known is None else known:
                 ways = completions(after)
                 if ways:
@@ -273,8 +331,10 @@ class Orders:
                 total += ways
                 if total > limit:
                     break
-            else:
-                self._next[mask] = steps  # (the steps that lead to a whole candidate: next_chunks')
+            else:  # (the steps that lead to a whole candidate: next_chunks'; the count is exact)
+                self._next[mask] = steps
+                shared.setdefault(key, [(chunk, after & ~mask) for chunk, after in steps])
+                counts[key] = total
             memo[mask] = total
             return total
 
