@@ -376,9 +376,9 @@ def test_the_view_gives_the_judge_the_graph_and_the_feedback(
 
 
 def test_only_what_no_step_can_reach_is_set_aside() -> None:
-    """A variable only the check reads is shared by every branch (order.state.apart) unless a step can
+    """A variable only the check reads is shared by every branch (order.aside.apart) unless a step can
     reach one of its objects, or it reaches a class of the card's (whose insides are not walked)."""
-    from quizgen.execution.worker.order_search.program_state import apart
+    from quizgen.execution.worker.order_search.aside import apart
 
     setup = "model = torch.nn.Linear(2, 1)\n"
     ns = _namespace(setup + "ref = torch.nn.Linear(2, 1); ref.load_state_dict(model.state_dict())\n")

@@ -31,6 +31,13 @@ _GRAPH_BLIND = {
     "_version", "register_hook", "register_prehook", "retain_grad", "saved_tensors_hooks", "Function",
     "hooks", "graph",
 }  # fmt: skip
+# Names through which code can look below a graph's first node, or run a backward pass that starts
+# below it (only towards some inputs, which decides whether that node runs): a graph whose first node
+# was freed by a backward is then more than that node (order.tensors: graphs kept whole).
+_GRAPH_INSIDE = {
+    *_GRAPH_BLIND, *_INTROSPECTION, *_INTROSPECTING_ATTRIBUTES, *_REACHES_OUT, "grad_fn", "next_functions",
+    "autograd", "inputs", "func", "functorch", "getattr", "__dict__", "__getattribute__", "_C",
+}  # fmt: skip
 # Names through which code can see where in its line an expression is (a traceback's carets, a code
 # object's positions): statements that differ only so do the same elsewhere (order.program.same_code).
 _COLUMNS = {
@@ -163,6 +170,13 @@ def graphs_comparable(sources: Sequence[str]) -> bool:
     """Whether autograd graphs in the state can be compared (order.tensors): no code can make tensors
     share data behind autograd's back or hook into a backward pass."""
     return not any(identifiers_of(s) & _GRAPH_BLIND for s in sources)
+
+
+def freed_graphs_shareable(sources: Sequence[str]) -> bool:
+    """Whether a tensor whose graph's first node a backward freed can be shared by branches as it is
+    (order.tensors): no code looks below that node or runs a backward that could start below it, so
+    every backward through it raises there, before any node of the graph runs (_GRAPH_INSIDE)."""
+    return not any(identifiers_of(s) & _GRAPH_INSIDE for s in sources)
 
 
 def reads_columns(sources: Sequence[str]) -> bool:

@@ -52,7 +52,9 @@ class Plans:
         self.recorded = self.replayed = 0  # plans made, and copies made by one
 
     def copy(self, holder: Holder, ns: dict[str, object], live: frozenset[str] | None) -> dict[str, object]:
-        """A copy of the live part of `ns`, the state `holder` keeps. Raises Opaque."""
+        """A copy of the live part of `ns`, the state `holder` keeps. Raises Opaque, and Thawed when a
+        step changed a tensor the state shares with others (order.kept)."""
+        self.shared.kept.verify(ns)
         if holder.plan is not None:
             self.replayed += 1
             return holder.plan()
@@ -102,6 +104,7 @@ class _Recorder:
         self.storages: dict[int, str] = {}  # a storage's clone, by the storage
         self.alive: list[object] = []  # (temporaries keep their ids while recording)
         self.frozen = shared.frozen.ids if shared.frozen is not None else {}
+        self.shared_tensors = shared.kept.tensors  # (order.kept: shared by every copy as they are)
         self._names = (f"v{i}" for i in itertools.count())
 
     def const(self, obj: object) -> str:
@@ -128,7 +131,7 @@ class _Recorder:
             return self.made[key]
         if key in self.busy:
             raise _Unplanned("a cycle")
-        if key in self.frozen:
+        if key in self.frozen or key in self.shared_tensors:
             return self.kept(obj)
         handler = order_state._HANDLERS.get(kind) or order_state._classify(obj)
         self.busy.add(key)

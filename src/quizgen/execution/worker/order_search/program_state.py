@@ -27,9 +27,10 @@ from typing import Any
 import torch
 
 from quizgen.execution.worker.order_search.frozen import Frozen
+from quizgen.execution.worker.order_search.kept import Kept, share
 from quizgen.execution.worker.order_search.tensors import Opaque, tensor
 
-__all__ = ["Opaque", "Shared", "apart", "capture"]
+__all__ = ["Opaque", "Shared", "capture"]
 
 NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
 _HEAPTYPE = 1 << 9
@@ -53,6 +54,7 @@ class Shared:
         self.seen: dict[int, tuple[object, tuple[object, ...]]] = {}
         self.frozen: Frozen | None = None  # tensors no step changes (order.frozen)
         self.freed: dict[tuple[int, str], tuple[object, str]] = {}  # saved tensors freed (order.tensors)
+        self.kept = Kept()  # tensors whose graph's first node was freed, shared (order.kept)
 
     def note(self, obj: object) -> None:
         """Remember what a shared object holds now; Opaque when that cannot be told."""
@@ -97,7 +99,10 @@ def capture(
     names = sorted(ns if live is None else set(live) & set(ns))
     for name in names:  # the usual reason first, before walking anything
         value = ns[name]
-        if isinstance(value, torch.Tensor) and value.grad_fn is not None and (copy or not graphs):
+        graph = isinstance(value, torch.Tensor) and value.grad_fn is not None
+        if (
+            graph and (copy or not graphs) and not (copy and shared.kept.on)
+        ):  # (a copy may share it: order.kept)
             raise Opaque("a tensor with autograd history")
     walk = _Walk(copying=copy, shared=shared)
     walk.graphs = graphs and not copy
@@ -106,26 +111,6 @@ def capture(
         return _capture(walk, ns, names, live)
     except RecursionError:
         raise Opaque("a state nested too deep to walk") from None
-
-
-def apart(ns: dict[str, object], steps: Iterable[str], aside: Iterable[str]) -> tuple[object, ...] | None:
-    """The fingerprint of the variables `aside` when no object reachable from them is reachable from
-    the variables `steps` (imported objects aside) and neither reaches a class or function the card
-    defined (whose insides the walk does not see); else None."""
-    walks = []
-    for names in (steps, aside):
-        walk = _Walk(copying=False, shared=Shared())
-        try:
-            _capture(walk, ns, sorted(set(names) & set(ns)), names)
-        except (Opaque, RecursionError):
-            return None
-        if walk.shared is not None and walk.shared.seen:  # (a class or function of the card's)
-            return None
-        walks.append(walk)
-    one, other = walks
-    if (set(one.memo) - one.imported) & set(other.memo) or (one.ints | other.ints) & {*one.memo, *other.memo}:
-        return None  # shared objects, or an int that may be the id() of an object on the other side
-    return other.digest()
 
 
 def _capture(
@@ -139,7 +124,12 @@ def _capture(
             if name in _SKIP:
                 continue
             walk.add("var", name)
-            copies[name] = walk.visit(ns[name])
+            value = ns[name]
+            keeping = walk.copying and walk.shared is not None and walk.shared.kept.on
+            if keeping and type(value) is torch.Tensor and value.grad_fn is not None:
+                copies[name] = share(walk, value)  # (a variable's own: those Kept.verify reads)
+            else:
+                copies[name] = walk.visit(value)
     if live is not None:
         walk.add("absent", tuple(sorted(set(live) - set(ns))))
     walk.check_addresses()
@@ -178,6 +168,7 @@ class _Walk:
         self.tokens: list[object] = []
         self.alive: list[object] = []
         self.imported: set[object] = set()  # memo keys of objects shared as imported (`external`)
+        self.kept_storages: set[int] = set()  # the storages of tensors shared (order.kept)
         frozen = shared.frozen if shared is not None else None
         self.frozen, self.frozen_storages = (frozen.ids, frozen.storages) if frozen else ({}, set())
 

@@ -37,6 +37,7 @@ from quizgen.execution.worker.order_search.names import (
     ReachesOut,
     always_read,
     check_only,
+    freed_graphs_shareable,
     graphs_comparable,
     identifiers_of,
     views_only,
@@ -151,6 +152,7 @@ def _tree(
     began = time.process_time()
     tree = _new_tree(runs, start, spaces, share)
     tree.freeze = freeze and tree.spans  # (views_only: nothing reaches a tensor's bytes but its views)
+    tree.shared.kept.on &= freeze  # (shared until a step changes what states share: then neither)
     runs.start_cost = time.process_time() - began
     return tree
 
@@ -183,6 +185,7 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
     tree = Tree(ns, run_step, orders, repeat, liveness, generators, share)
     tree.spaces += [Space(space, Liveness(runs.program, space, repeat, check, always)) for space in more]
     tree.graphs = graphs_comparable(sources)
+    tree.shared.kept.on = tree.graphs and freed_graphs_shareable(sources)  # (order.kept)
     tree.spans = views_only(sources)
     tree.aside = check_only(runs.job["check"]["code"], runs.program, always)
 

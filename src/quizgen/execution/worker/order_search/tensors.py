@@ -24,6 +24,9 @@ class Opaque(Exception):
 
 def tensor(walk: Any, t: Any) -> Any:
     """A CPU tensor without hooks: its storage (shared storages once), layout, gradient, attributes."""
+    shared = walk.shared
+    if shared is not None and shared.kept.tensors:
+        shared.kept.verify_one(t)
     if t.grad_fn is not None and not walk.graphs:
         raise Opaque("a tensor with autograd history")
     if t.retains_grad:
@@ -34,8 +37,8 @@ def tensor(walk: Any, t: Any) -> Any:
     if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
         raise Opaque("a tensor with hooks or names")
     storage = compat.untyped_storage(t)
-    if storage._cdata in walk.frozen_storages:  # (a copy of it could not stay a view of the shared data)
-        raise Opaque("a view of data every branch shares")
+    if storage._cdata in walk.frozen_storages or storage._cdata in walk.kept_storages:
+        raise Opaque("a view of data every branch shares")  # (a copy of it could not stay a view of it)
     skey = ("storage", storage._cdata)
     if skey not in walk.memo:
         walk.memo[skey] = len(walk.memo)
@@ -52,7 +55,11 @@ def tensor(walk: Any, t: Any) -> Any:
     walk.add("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, walk.memo[skey])
     copied_base = walk.visit(base) if base is not None else None
     if t.grad_fn is not None:
-        _graph(walk, t.grad_fn)
+        freed = freed_root(shared, t) if shared is not None and shared.kept.on else None
+        if freed is None:
+            _graph(walk, t.grad_fn)
+        else:  # (nothing below a freed first node can be seen or run: order.kept)
+            walk.add("freed root", type(t.grad_fn).__name__, freed)
     grad = walk.visit(t.grad) if t.grad is not None else None
     attributes = walk.visit(dict(vars(t))) if vars(t) else None
     if not walk.copying:
@@ -70,6 +77,43 @@ def tensor(walk: Any, t: Any) -> Any:
     if attributes:
         new.__dict__.update(attributes)
     return walk.keep(t, new)
+
+
+def freed_root(shared: Any, t: Any) -> str | None:
+    """What any backward through `t` raises at its graph's first node, which a backward freed (a plain
+    CPU tensor with no attributes, hooks or gradient, not a view; the node one of torch's, holding
+    tensors); None when `t` is not such a tensor."""
+    node = t.grad_fn
+    if type(t) is not torch.Tensor or node is None or t._base is not None or t.retains_grad or vars(t):
+        return None
+    if t.layout != torch.strided or t.device.type != "cpu" or t.is_inference() or t._backward_hooks:
+        return None
+    if isinstance(node, torch.autograd.function.BackwardCFunction) or node.metadata:
+        return None
+    tensors = _saved(type(node))[1]
+    if not tensors:
+        return None
+    known = shared.freed.get((id(node), min(tensors)))
+    if known is not None:
+        return str(known[1])
+    try:
+        getattr(node, min(tensors))
+    except RuntimeError as exc:
+        message = str(exc)
+        if message.startswith(_FREED):  # (freed all at once, for good)
+            for name in tensors:
+                shared.freed[(id(node), name)] = (node, message)
+            return message
+    return None
+
+
+def _saved(kind: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    """An autograd node type's saved values, by attribute name, and which of them are tensors."""
+    if kind not in _SAVED:
+        names = dir(kind)
+        _SAVED[kind] = tuple(sorted(a for a in names if a.startswith("_saved_")))
+        _TENSORS[kind] = frozenset(a for a in _SAVED[kind] if "_raw" + a in names)
+    return _SAVED[kind], _TENSORS[kind]
 
 
 def _span(t: Any) -> slice:
@@ -103,12 +147,9 @@ def _graph(walk: Any, node: Any) -> None:
     walk.add("node", kind.__name__)
     if kind.__name__ == "AccumulateGrad":
         walk.visit(node.variable)
-    if kind not in _SAVED:
-        names = dir(node)
-        _SAVED[kind] = tuple(sorted(a for a in names if a.startswith("_saved_")))
-        _TENSORS[kind] = frozenset(a for a in _SAVED[kind] if "_raw" + a in names)
+    saved, tensors = _saved(kind)
     freed = walk.shared.freed if walk.shared is not None else None
-    for name in _SAVED[kind]:
+    for name in saved:
         known = freed.get((id(node), name)) if freed is not None else None
         if known is not None:
             walk.add(name, "unusable", known[1])
@@ -121,7 +162,7 @@ def _graph(walk: Any, node: Any) -> None:
             if freed is not None and message.startswith(_FREED):
                 # A backward frees all of a node's saved tensors at once, for good (each read says so
                 # alike); a value changed in place may change again, and its message with it.
-                for other in _TENSORS[kind]:
+                for other in tensors:
                     freed[(id(node), other)] = (node, message)
             continue
         walk.add(name, value._version if isinstance(value, torch.Tensor) else None)

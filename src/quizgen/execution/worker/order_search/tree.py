@@ -12,7 +12,7 @@ begins with the lines a failed sibling ran from the same state (order.reach), an
 run what a sibling ran goes on from the state that sibling left or fails as it did (order.routes;
 both told by threads.Siblings). Variables only the
 check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
-step can reach their objects (order.state.apart); each run of the check must leave them unchanged.
+step can reach their objects (order.aside); each run of the check must leave them unchanged.
 Threads whose single block left the state as they observe it (a `zero_grad()` with no gradients yet)
 go on from the node itself, sharing its siblings' runs. A search split across workers explores only
 its share of the candidates (order.program.Share).
@@ -27,6 +27,7 @@ from dataclasses import replace
 from quizgen.execution import progress
 from quizgen.execution.worker.order_search import program_state as order_state
 from quizgen.execution.worker.order_search import torch_state as order_settings
+from quizgen.execution.worker.order_search.aside import apart
 from quizgen.execution.worker.order_search.budget import Budget
 from quizgen.execution.worker.order_search.costs import Costs, clock
 from quizgen.execution.worker.order_search.frozen import Frozen
@@ -128,10 +129,10 @@ class Tree:
         return passed
 
     def _set_aside(self, threads: list[Thread]) -> frozenset[str] | None:
-        """Keep `aside` only if no step can reach its objects (order.state.apart); the live variables."""
+        """Keep `aside` only if no step can reach its objects (order.aside); the live variables."""
         self.aside &= frozenset(self.ns)
         live = live_of(self.spaces, threads, self.aside)
-        key = order_state.apart(self.ns, live or (), self.aside) if self.aside and live else None
+        key = apart(self.ns, live or (), self.aside) if self.aside and live else None
         if key is None:
             self.aside = frozenset()
             return live_of(self.spaces, threads, self.aside)
@@ -304,7 +305,8 @@ class Tree:
         """Make the namespace hold the node's state: its own objects (on their last use), a copy of
         them, or a copy of its anchor with the steps since run again."""
         if node.objects is not None:
-            if last:
+            if last:  # (Thawed: a step changed a tensor states share; Plans.copy asks too)
+                self.shared.kept.verify(node.objects[0])
                 self._put(*node.objects)
                 node.objects = node.plan = None  # (a plan holds the objects too)
                 return
