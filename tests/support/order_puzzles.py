@@ -189,3 +189,28 @@ def _check_for(lines: list[str], repeat: int, levels: list[int] | None = None) -
         elif not name.startswith("_") and name != "rng_n" and isinstance(value, (int, list)):
             asserts.append(f"assert {name} == {value!r}")
     return "\n".join(asserts) + "\n"
+
+
+def recording(
+    monkeypatch: Any, owner: type, name: str, seen: list[str], called: str = "", raised: str = ""
+) -> None:
+    """Wrap `owner.name` so that each call appends `called` to `seen` (when given), and each call that
+    raises the search's Thawed appends `raised` (when given); and search every puzzle fast."""
+    from quizgen.execution.worker.order_search import search as order_runs
+    from quizgen.execution.worker.order_search.frozen import Thawed
+
+    monkeypatch.setattr(order_runs, "SMALL", 0.0)
+    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
+    method = getattr(owner, name)
+
+    def recorded(self: object, *args: object) -> object:
+        if called:
+            seen.append(called)
+        try:
+            return method(self, *args)
+        except Thawed:
+            if raised:
+                seen.append(raised)
+            raise
+
+    monkeypatch.setattr(owner, name, recorded)

@@ -9,8 +9,7 @@ import torch
 
 from quizgen.execution.worker.order_search import frozen as order_frozen
 from quizgen.execution.worker.order_search import program_state as order_state
-from quizgen.execution.worker.order_search import search as order_runs
-from tests.support.order_puzzles import job, search
+from tests.support.order_puzzles import job, recording, search
 
 pytestmark = pytest.mark.usefixtures("warm_search")
 
@@ -19,23 +18,14 @@ pytestmark = pytest.mark.usefixtures("warm_search")
 def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every search run fast ("fast"), what it froze ("froze N") and each restart ("thawed")."""
     seen: list[str] = []
-    monkeypatch.setattr(order_runs, "SMALL", 0.0)
-    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
-    init, check = order_frozen.Frozen.__init__, order_frozen.Frozen.check
+    init = order_frozen.Frozen.__init__
 
     def recording_init(self: order_frozen.Frozen, ns: dict[str, object], live: frozenset[str]) -> None:
         init(self, ns, live)
         seen.append(f"froze {len(self.tensors)}")
 
-    def recording_check(self: order_frozen.Frozen) -> None:
-        try:
-            check(self)
-        except order_frozen.Thawed:
-            seen.append("thawed")
-            raise
-
     monkeypatch.setattr(order_frozen.Frozen, "__init__", recording_init)
-    monkeypatch.setattr(order_frozen.Frozen, "check", recording_check)
+    recording(monkeypatch, order_frozen.Frozen, "check", seen, raised="thawed")
     return seen
 
 

@@ -11,9 +11,8 @@ import torch
 from quizgen.execution.worker.order_search import frozen as order_frozen
 from quizgen.execution.worker.order_search import kept as order_kept
 from quizgen.execution.worker.order_search import program_state as order_state
-from quizgen.execution.worker.order_search import search as order_runs
 from quizgen.execution.worker.order_search.names import freed_graphs_shareable
-from tests.support.order_puzzles import job, search
+from tests.support.order_puzzles import job, recording, search
 
 pytestmark = [
     pytest.mark.usefixtures("warm_search"),
@@ -86,23 +85,8 @@ def test_code_that_can_look_below_a_first_node_shares_none() -> None:
 def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each tensor shared ("kept") and each restart ("thawed") of fast searches, however small."""
     seen: list[str] = []
-    monkeypatch.setattr(order_runs, "SMALL", 0.0)
-    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
-    keep, verify_one = order_kept.Kept.keep, order_kept.Kept.verify_one
-
-    def recording_keep(self: order_kept.Kept, t: torch.Tensor) -> None:
-        seen.append("kept")
-        keep(self, t)
-
-    def recording_verify_one(self: order_kept.Kept, value: object) -> None:
-        try:
-            verify_one(self, value)
-        except order_frozen.Thawed:
-            seen.append("thawed")
-            raise
-
-    monkeypatch.setattr(order_kept.Kept, "keep", recording_keep)
-    monkeypatch.setattr(order_kept.Kept, "verify_one", recording_verify_one)
+    recording(monkeypatch, order_kept.Kept, "keep", seen, called="kept")
+    recording(monkeypatch, order_kept.Kept, "verify_one", seen, raised="thawed")
     return seen
 
 
