@@ -99,6 +99,44 @@ def test_a_search_past_its_memory_budget_ends_with_a_verdict(monkeypatch: pytest
         search(puzzle, fast=True)
 
 
+def test_a_fast_search_collects_only_its_young_garbage_unless_its_memory_runs_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full collection walks every object the search holds: none is due while the tree is explored
+    (the collector's settings come back after), but one runs before a verdict on memory."""
+    import gc
+
+    from quizgen.execution.worker.order_search import budget as order_budget
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    monkeypatch.setattr(order_runs, "SMALL", 0.0)
+    monkeypatch.setattr(order_runs, "_unmerged", lambda runs, orders: False)
+    seen: list[object] = []
+    explore = Tree.explore
+
+    def exploring(tree: Tree, threads: list[object]) -> object:
+        seen.append(gc.get_threshold())
+        return explore(tree, threads)
+
+    def collect(generation: int = 2) -> int:
+        seen.append(("collect", generation))
+        return 0
+
+    monkeypatch.setattr(Tree, "explore", exploring)
+    thresholds = gc.get_threshold()
+    puzzle = job("log = []\n", [f"log.append({k})" for k in range(5)], "assert log[:2] == [0, 1]\n")
+    search(puzzle, fast=True)
+    assert seen and all(t[:2] == thresholds[:2] and t[2] >= 1 << 30 for t in seen)  # type: ignore[index]
+    assert gc.get_threshold() == thresholds
+    reads = iter([1 << 30] * 2)
+    monkeypatch.setattr(order_budget, "_vsize", lambda: next(reads, 1 << 40))
+    monkeypatch.setattr(order_budget, "_EVERY", 1)
+    monkeypatch.setattr(gc, "collect", collect)
+    with pytest.raises(SnippetFailed, match="needs more memory"):
+        search(puzzle, fast=True)
+    assert ("collect", 2) in seen
+
+
 # The distractor written two levels deep; one level out, in place of `total += x`, it does the same job.
 INDENTED_CARD = """\
   - id: positives

@@ -11,7 +11,10 @@ that limit is refused before it starts (`plain`), far from where a shipped or te
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import resource
+from collections.abc import Iterator
 
 from quizgen.execution.worker.snippets import SnippetFailed
 
@@ -59,7 +62,10 @@ class Budget:
         self._ticks += 1
         if self._ticks % _EVERY:
             return
-        if self.memory and _vsize() > self.memory:
+        if not self.memory or _vsize() <= self.memory:
+            return
+        gc.collect()  # (what a full collection frees first: young_collections_only)
+        if _vsize() > self.memory:
             raise OverBudget(
                 f"the search for the accepted orders needs more memory than a worker has "
                 f"({self.candidates:,} candidate orders, {held:,} states held at once): make the lines "
@@ -77,3 +83,17 @@ class Budget:
                 "candidate orders, each run from the start (its state cannot be copied); make the lines "
                 "depend on each other, or the setup cheaper"
             )
+
+
+@contextlib.contextmanager
+def young_collections_only() -> Iterator[None]:
+    """No full garbage collection while the tree is explored unless its memory runs out (`tick`): each
+    walks every object the search holds (its threads, groups and states: ~200,000 for the shipped loop,
+    six times, 7% of its CPU), while what the search drops is mostly young (collected with the youngest
+    generations) and the job's process ends with its search. The loop's peak memory: 344 -> 348 MB."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)

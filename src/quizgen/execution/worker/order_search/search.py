@@ -23,7 +23,7 @@ from quizgen.execution.worker.order_search import feedback as order_feedback
 from quizgen.execution.worker.order_search import levels as order_levels
 from quizgen.execution.worker.order_search import split as order_split
 from quizgen.execution.worker.order_search import torch_state as order_settings
-from quizgen.execution.worker.order_search.budget import PLAIN_SECONDS, Budget
+from quizgen.execution.worker.order_search.budget import PLAIN_SECONDS, Budget, young_collections_only
 from quizgen.execution.worker.order_search.candidates import (
     dependencies,
     distractor_variants,
@@ -213,7 +213,8 @@ def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
     """Run the fast search; _Plain when it cannot vouch for its answer."""
     generators = order_settings.generators_state()
     try:
-        passed = tree.explore(threads)
+        with young_collections_only():
+            passed = tree.explore(threads)
     except Opaque:
         raise _Plain from None
     if tree.shared.changed() or (not tree.generators and order_settings.generators_state() != generators):
