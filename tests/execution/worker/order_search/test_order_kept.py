@@ -55,6 +55,10 @@ def test_only_a_freed_first_node_is_shared() -> None:
     ns["alias"] = ns["loss"].detach()  # (its data is the shared tensor's: a copy could not keep it so)
     with pytest.raises(order_state.Opaque):
         order_state.capture(ns, set(ns), _keeping(), copy=True)
+    ns = _state()
+    ns["loss"].grad = torch.ones(())  # (a gradient a step could change in place, unseen by the seal)
+    with pytest.raises(order_state.Opaque):
+        order_state.capture(ns, set(ns), _keeping(), copy=True)
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ def share(walk: Any, t: Any) -> Any:
     if id(t) in walk.memo:
         return walk.visit(t)
     freed = freed_root(walk.shared, t)
-    storage = compat.untyped_storage(t) if freed is not None else None
+    storage = compat.untyped_storage(t) if freed is not None and t.grad is None else None
     if storage is None or storage._cdata in walk.frozen_storages or ("storage", storage._cdata) in walk.memo:
         raise Opaque("a tensor with autograd history")
     walk.kept_storages.add(storage._cdata)

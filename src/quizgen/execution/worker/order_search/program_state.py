@@ -100,9 +100,8 @@ def capture(
     for name in names:  # the usual reason first, before walking anything
         value = ns[name]
         graph = isinstance(value, torch.Tensor) and value.grad_fn is not None
-        if (
-            graph and (copy or not graphs) and not (copy and shared.kept.on)
-        ):  # (a copy may share it: order.kept)
+        shareable = copy and shared.kept.on  # (a copy may share it: order.kept)
+        if graph and (copy or not graphs) and not shareable:
             raise Opaque("a tensor with autograd history")
     walk = _Walk(copying=copy, shared=shared)
     walk.graphs = graphs and not copy
