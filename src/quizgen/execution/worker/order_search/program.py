@@ -132,7 +132,7 @@ class Program:
         reads = self.memo.read
         if chunk in reads:
             return reads[chunk]
-        before = ((((), ()), (0,))) if len(chunk) == 1 else self._read(chunk[:-1])
+        before: Read | None = (((), ()), (0,)) if len(chunk) == 1 else self._read(chunk[:-1])
         block = chunk[-1]
         columns = logical_columns(self.codes[block])
         read = None
@@ -321,9 +321,7 @@ class Orders:
                 memo[mask] = counts[key]
                 return counts[key]
             total, steps = 0, []
-            known = self._next.get(mask)
-            if known is None and key in shared:
-                known = [(chunk, mask | bits) for chunk, bits in shared[key]]
+            known = self.next_chunks(mask) if mask in self._next or key in shared else None
             for chunk, after in self._grow(mask) if known is None else known:
                 ways = completions(after)
                 if ways:

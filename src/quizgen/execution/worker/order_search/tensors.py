@@ -15,6 +15,7 @@ import torch
 
 from quizgen.execution.worker import compat
 
+Freed = dict[tuple[int, str], tuple[object, str]]  # (node id, saved name) -> (node, error): Shared.freed
 _EXACT_BYTES = 1 << 16  # tensor data up to this size is compared itself, larger data by a BLAKE2 digest
 
 
@@ -93,18 +94,26 @@ def freed_root(shared: Any, t: Any) -> str | None:
     tensors = _saved(type(node))[1]
     if not tensors:
         return None
-    known = shared.freed.get((id(node), min(tensors)))
+    unusable = _read_saved(node, min(tensors), shared.freed)[1]
+    return unusable if unusable is not None and unusable.startswith(_FREED) else None
+
+
+def _read_saved(node: Any, name: str, freed: Freed | None) -> tuple[Any, str | None]:
+    """A value an autograd node saved, or the error reading it gives: (None, message). A backward frees
+    all of a node's saved tensors at once, for good (each read says so alike), so the first such error
+    stands for them all in `freed` (Shared.freed) and none is read again; a value changed in place may
+    change again, and its message with it: it is read each time."""
+    known = freed.get((id(node), name)) if freed is not None else None
     if known is not None:
-        return str(known[1])
+        return None, known[1]
     try:
-        getattr(node, min(tensors))
+        return getattr(node, name), None
     except RuntimeError as exc:
         message = str(exc)
-        if message.startswith(_FREED):  # (freed all at once, for good)
-            for name in tensors:
-                shared.freed[(id(node), name)] = (node, message)
-            return message
-    return None
+        if freed is not None and message.startswith(_FREED):
+            for other in _saved(type(node))[1]:
+                freed[(id(node), other)] = (node, message)
+        return None, message
 
 
 def _saved(kind: type) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -147,23 +156,11 @@ def _graph(walk: Any, node: Any) -> None:
     walk.add("node", kind.__name__)
     if kind.__name__ == "AccumulateGrad":
         walk.visit(node.variable)
-    saved, tensors = _saved(kind)
     freed = walk.shared.freed if walk.shared is not None else None
-    for name in saved:
-        known = freed.get((id(node), name)) if freed is not None else None
-        if known is not None:
-            walk.add(name, "unusable", known[1])
-            continue
-        try:
-            value = getattr(node, name)
-        except RuntimeError as exc:  # freed by a backward, or changed in place since: backward fails
-            message = str(exc)
-            walk.add(name, "unusable", message)
-            if freed is not None and message.startswith(_FREED):
-                # A backward frees all of a node's saved tensors at once, for good (each read says so
-                # alike); a value changed in place may change again, and its message with it.
-                for other in tensors:
-                    freed[(id(node), other)] = (node, message)
+    for name in _saved(kind)[0]:
+        value, unusable = _read_saved(node, name, freed)
+        if unusable is not None:  # freed by a backward, or changed in place since: backward fails
+            walk.add(name, "unusable", unusable)
             continue
         walk.add(name, value._version if isinstance(value, torch.Tensor) else None)
         walk.visit(value)
