@@ -27,7 +27,7 @@ from typing import IO
 import quizgen
 from quizgen.constants import DEFAULT_MEMORY, DEFAULT_TIMEOUT, RESULT_LIMIT
 from quizgen.errors import QuizgenError
-from quizgen.execution import records
+from quizgen.execution import records, warming
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 from quizgen.execution.sandbox import bwrap as sandbox_engine
 from quizgen.execution.worker.order_search import split as order_split
@@ -256,6 +256,8 @@ class Pool:
         # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
+        if features := warming.shared(work):
+            self._send({"warm": features})  # before the jobs: the zygote forks their workers warm
         for item in split.first.items():
             outbox.put(item)
         left = set(split.first)

@@ -246,12 +246,14 @@ class Outcome:
 
 
 class Request(TypedDict, total=False):
-    """Parent -> zygote: a job to run, or a cancellation of everything queued and running."""
+    """Parent -> zygote: a job to run, a cancellation of everything queued and running, or torch's
+    first uses to make before the jobs that share them (execution/warming.py)."""
 
     id: str
     job: Job
     timeout: float
     cancel: bool
+    warm: list[str]
 
 
 class Reply(TypedDict, total=False):

@@ -29,6 +29,38 @@ def first_use() -> None:
                 step()
 
 
+_made: set[str] = set()  # what on_demand made in this process
+
+
+def on_demand(features: list[str]) -> bool:
+    """Make the first uses named (execution/warming.py) not made yet: whether any was made (a torch
+    without the feature makes none). Warnings silenced."""
+    made = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in features:
+            if name in ON_DEMAND and name not in _made:
+                _made.add(name)
+                with contextlib.suppress(Exception):
+                    made |= ON_DEMAND[name]()
+    return made
+
+
+def _compile() -> bool:
+    import torch
+
+    if not hasattr(torch, "compile"):  # new in 2.0
+        return False
+    # Made, never called: wrapping imports what compiling needs (on Python 3.11 before torch 2.1 it
+    # raises); compiling would start threads (the zygote must stay single-threaded to fork) and write
+    # caches.
+    torch.compile(torch.nn.Linear(2, 1))
+    return True
+
+
+ON_DEMAND: dict[str, Callable[[], bool]] = {"compile": _compile}
+
+
 def _optimizers() -> None:
     import torch
 

@@ -31,7 +31,7 @@ from quizgen.constants import (
 )
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
 from quizgen.execution.sandbox.libc import prctl
-from quizgen.execution.worker import huge_pages, isolate, life, stuck
+from quizgen.execution.worker import huge_pages, isolate, life, stuck, warm
 from quizgen.project import trees
 
 WORKER_GRACE = 10.0
@@ -164,6 +164,9 @@ class _Zygote:
             os.write(worker.to_fd, (json.dumps(task) + "\n").encode())
 
     def dispatch(self) -> None:
+        for worker in [w for w in self.workers.values() if w.job_id is None and w.retiring]:
+            os.kill(worker.pid, signal.SIGKILL)  # worn out, or forked before a warm-up: replaced
+            self.bury(worker)
         idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
         while self.pending:
             if idle:
@@ -238,8 +241,22 @@ class _Zygote:
                     worker.cancelled = True
                     os.kill(worker.pid, signal.SIGKILL)
             self.cancel_pending = True
+        elif "warm" in message:
+            self.warm_up(message["warm"])
         else:
             self.pending.append(message)
+
+    def warm_up(self, features: list[str]) -> None:
+        """Make torch's first uses that jobs to come share (execution/warming.py), once; the workers
+        forked before are replaced as they finish, so that each of those jobs starts warm."""
+        if not warm.on_demand(features):
+            return  # warm already, or this torch has none of them
+        from quizgen.execution.worker import runner
+
+        runner.reset_state()
+        _settle()
+        for worker in self.workers.values():
+            worker.retiring = True
 
     def serve(self) -> None:
         stdin_fd = sys.stdin.fileno()
@@ -302,6 +319,15 @@ class _Ended:
         self.worker = worker
 
 
+def _settle() -> None:
+    """What torch and the warm-up made stays as it is in every fork: out of the collector's reach (a
+    job's process does not write to, so copy, each of those objects' pages when it collects), and in
+    huge pages (forks copy, and exits take down, far fewer page-table entries)."""
+    gc.collect()
+    gc.freeze()
+    huge_pages.collapse()
+
+
 def _not_dumpable() -> None:
     prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE; also loads libc once for every fork (sandbox/libc.py)
 
@@ -335,11 +361,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     isolate.CONFINE = args.confine
     torch_version = _warm_up(optimizers=not args.cold)
-    # What torch and the warm-up made stays as it is in every fork: out of the collector's reach, a
-    # job's process does not write to (copy) each of those objects' pages when it collects.
-    gc.collect()
-    gc.freeze()
-    huge_pages.collapse()  # then forks copy, and exits take down, far fewer page-table entries
+    _settle()
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
     zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}

@@ -1,0 +1,32 @@
+"""torch's costly first uses that several jobs of a run share: the zygote makes them once, before it
+forks the workers that run those jobs (worker/warm.py makes them).
+
+Every job runs in a process of its own, forked from the zygote's warm state, so whatever torch sets up
+the first time a feature is used is paid again by each job that uses it, unless the zygote used it
+first. The features warmed at every pool's start (optimizers, autocast, hooks: worker/warm.py) cost
+little; these cost too much to pay where no job needs them: `torch.compile` imports dynamo's backends
+and inductor (~600 modules, ~1 s of CPU) even for a model it only wraps. They are read from the jobs'
+code: a mention that is no use (Python's own `compile`) costs the pool one warm-up, never a result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from quizgen.execution.protocol import Job, job_snippets
+
+# feature -> what in a snippet's code tells that it may use it
+FIRST_USES: dict[str, re.Pattern[str]] = {
+    "compile": re.compile(r"\bcompile\b"),
+}
+
+
+def shared(work: Mapping[str, Job]) -> list[str]:
+    """The features that two or more of `work`'s jobs may use (one job pays the same either way)."""
+    counts = dict.fromkeys(FIRST_USES, 0)
+    for job in work.values():
+        text = "\n".join(snippet["code"] for snippet in job_snippets(job))
+        for name, pattern in FIRST_USES.items():
+            counts[name] += bool(pattern.search(text))
+    return [name for name, count in counts.items() if count >= 2]

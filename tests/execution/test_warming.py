@@ -1,0 +1,47 @@
+"""torch's costly first uses that several jobs share are made once, in the zygote (execution/warming.py)."""
+
+from __future__ import annotations
+
+from quizgen.execution import warming
+from quizgen.execution.pool import Pool
+from quizgen.execution.protocol import Job
+
+# What wrapping a model in torch.compile imports (and the zygote's own warm-up does not).
+PROBE = "import sys\nwarm = 'torch._inductor.compile_fx' in sys.modules\n"
+
+
+def _run(code: str, expr: str = "") -> Job:
+    job = {
+        "type": "run",
+        "setup": [{"code": "import torch\n", "path": "cards/t.yaml", "line": 1}],
+        "code": {"code": code, "path": "cards/t.yaml", "line": 2},
+        "answer": bool(expr),
+    }
+    if expr:
+        job["expr"] = {"code": expr, "path": "cards/t.yaml", "line": 9}
+    return job  # type: ignore[return-value]
+
+
+COMPILES = PROBE + "model = torch.compile(torch.nn.Linear(2, 1))\n"
+
+
+def test_a_first_use_two_jobs_share_is_named() -> None:
+    plain = _run("x = 1\n")
+    assert warming.shared({"a": _run(COMPILES), "b": _run("f = torch.compile\n")}) == ["compile"]
+    assert warming.shared({"a": _run(COMPILES), "b": plain}) == []  # one job pays the same either way
+    assert warming.shared({"a": plain, "b": plain}) == []
+
+
+def _warm(results: dict[str, dict[str, object]]) -> dict[str, str]:
+    return {key: result["value"]["display"] for key, result in results.items()}  # type: ignore[index]
+
+
+def test_jobs_that_share_a_first_use_start_warm_even_on_a_worker_forked_before() -> None:
+    with Pool(1, warm=False) as pool:
+        assert dict(pool.run({"plain": _run("x = 1\n")}))["plain"]["ok"]  # its worker: forked cold
+        alone = _warm(dict(pool.run({"alone": _run(COMPILES, "warm")})))
+        shared = _warm(dict(pool.run({"a": _run(COMPILES, "warm"), "b": _run(COMPILES + "# b\n", "warm")})))
+        after = _warm(dict(pool.run({"later": _run(PROBE, "warm")})))
+    assert alone == {"alone": "False"}  # made in its own process: no later job sees it
+    assert shared == {"a": "True", "b": "True"}
+    assert after == {"later": "True"}  # the zygote keeps it for the runs to come
