@@ -18,7 +18,9 @@ calls it), without the sandbox, a process per job or the split across workers: t
 that must run the same search, so that the build's ratio to it is what the build adds around the
 same executions.
 
-An exception (a myth's, a distractor's) ends that run and is not reported: only the time counts.
+An exception (a myth's, a distractor's) ends that run and is not reported: only the time counts. With
+`--searches`, torch's errors skip the C++ trace nobody reads, as in the build's workers
+(worker/backtraces.py: 6-7 ms an error on torch 1.13): the floor is what any tool could do.
 What the snippets print goes where the process's output goes (as quizgen captures it, each job's
 output is read); OUT gets {"orders cpu", "orders wall": seconds spent in order cards' jobs as above,
 "searches cpu", "searches wall": in their searches (0 without --searches)}.
@@ -85,9 +87,12 @@ def main() -> None:
 
     torch.set_num_threads(1)
     if searches:
-        from quizgen.execution.worker import runner
+        from quizgen.execution.worker import backtraces, runner
 
         runner.remember_state()
+        # As in the build's workers (zygote.py): torch's errors without a C++ trace nobody reads, which
+        # 1.13 symbolizes for each (6-7 ms); a tool that runs the snippets could do the same.
+        backtraces.skip_cpp_traces()
     spent = {"orders cpu": 0.0, "orders wall": 0.0, "searches cpu": 0.0, "searches wall": 0.0}
     for job in jobs:
         if job["type"] == "search":

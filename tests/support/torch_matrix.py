@@ -4,6 +4,7 @@ recording answers per version, what the build published, and the real torch 1.13
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import zipfile
 from pathlib import Path
@@ -39,6 +40,19 @@ cards:
     answer: null
 {extra}    explain: "{explain}"
 """
+
+
+def real_old_python() -> Path:
+    """The Python of the real torch 1.13.1 where this user keeps it; CI provisions it when absent (a
+    download of about 1.8 GB), elsewhere the test is skipped."""
+    python = REAL_TORCHES / OLD / "bin" / "python"
+    if not python.exists():
+        if os.environ.get("CI") != "true":
+            pytest.skip(f"torch {OLD} is not provisioned (`quizgen torch add {OLD}`); CI provisions it")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("QUIZGEN_TORCH_DIR", str(REAL_TORCHES))
+            environments.provision(OLD)
+    return python
 
 
 def deck(extra: str = "", explain: str = "It is `{{answer}}`.") -> str:
