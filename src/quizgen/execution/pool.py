@@ -254,10 +254,9 @@ class Pool:
                 pass  # the worker died; the reader reports it
 
         # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
+        self._warm_for(work)
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        if features := warming.shared(work):
-            self._send({"warm": features})  # before the jobs: the zygote forks their workers warm
         for item in split.first.items():
             outbox.put(item)
         left = set(split.first)
@@ -288,6 +287,12 @@ class Pool:
             writer.join()
             if left and self.proc.poll() is None:
                 self._cancel()
+
+    def _warm_for(self, work: dict[str, Job]) -> None:
+        """Tell the zygote torch's first uses the jobs share (warming.py), before the jobs: it forks
+        their workers warm."""
+        if features := warming.shared(work):
+            self._send({"warm": features})
 
     def _cancel(self) -> None:
         # The pool stops its jobs at once; should it not say so in time (quizgen's bug, or a machine
