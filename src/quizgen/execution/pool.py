@@ -253,8 +253,8 @@ class Pool:
             except (BrokenPipeError, OSError):
                 pass  # the worker died; the reader reports it
 
-        # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
         self._warm_for(work)
+        # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
         for item in split.first.items():
