@@ -87,12 +87,17 @@ def main() -> None:
 
     torch.set_num_threads(1)
     if searches:
-        from quizgen.execution.worker import backtraces, runner
+        from quizgen.execution.worker import runner
 
         runner.remember_state()
-        # As in the build's workers (zygote.py): torch's errors without a C++ trace nobody reads, which
-        # 1.13 symbolizes for each (6-7 ms); a tool that runs the snippets could do the same.
-        backtraces.skip_cpp_traces()
+        try:  # (a quizgen before it, when the bench measures an older commit: --src)
+            from quizgen.execution.worker import backtraces
+        except ImportError:
+            pass
+        else:
+            # As in the build's workers (zygote.py): torch's errors without a C++ trace nobody reads,
+            # which 1.13 symbolizes for each (6-7 ms); a tool that runs the snippets could do the same.
+            backtraces.skip_cpp_traces()
     spent = {"orders cpu": 0.0, "orders wall": 0.0, "searches cpu": 0.0, "searches wall": 0.0}
     for job in jobs:
         if job["type"] == "search":
