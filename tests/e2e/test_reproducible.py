@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 
 from quizgen import pipeline
-from quizgen.torch_versions import environments, installed
+from quizgen.torch_versions import installed
 from quizgen.torch_versions.installed import version as torch_version
 from tests.support.paths import REPO
 from tests.support.projects import SAMPLE_DECK, write_project
+from tests.support.torch_matrix import REAL_TORCHES, real_old_python
 
 INSTALLED = installed.release()
 EXTRA = "2.12.0"  # a version of the matrix that only the author's machine has
-REAL_TORCHES = environments.root()  # where this user keeps them (read before conftest moves the cache)
 
 MATRIX_DECK = """\
 deck: Matrix
@@ -134,11 +134,7 @@ def test_the_same_cards_and_lock_build_the_same_bytes_on_any_machine(tmp_path: P
 def test_the_shipped_deck_builds_the_same_bytes_with_and_without_torch_1_13(tmp_path: Path) -> None:
     """A fresh clone without torch 1.13.1 builds what the author's machine with it builds, and leaves the
     committed lock as it is."""
-    if (REAL_TORCHES / "1.13.1" / "bin" / "python").exists() is False:
-        if os.environ.get("CI") == "true":
-            environments.provision("1.13.1")
-        else:
-            pytest.skip("torch 1.13.1 is not provisioned (`quizgen torch add 1.13.1`); CI provisions it")
+    real_old_python()  # (provisioned where REAL_TORCHES is: the build below looks there)
     committed = (REPO / "cards" / "quizgen.lock").read_bytes()
     author = clone(REPO, tmp_path / "author")
     said = build(author, tmp_path / "state-author", REAL_TORCHES, "UTC", "C.UTF-8", 2, "--matrix")
