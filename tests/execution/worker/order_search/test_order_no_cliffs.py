@@ -102,11 +102,13 @@ def test_a_search_past_its_memory_budget_ends_with_a_verdict(monkeypatch: pytest
 def test_a_fast_search_collects_only_its_young_garbage_unless_its_memory_runs_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A full collection walks every object the search holds: none is due while the tree is explored
-    (the collector's settings come back after), but one runs before a verdict on memory."""
+    """A full collection walks every object the search holds: none is due while the search runs, from
+    counting its candidates to exploring the tree (the collector's settings come back after), but one
+    runs before a verdict on memory."""
     import gc
 
     from quizgen.execution.worker.order_search import budget as order_budget
+    from quizgen.execution.worker.order_search.program import Orders
     from quizgen.execution.worker.order_search.tree import Tree
 
     monkeypatch.setattr(order_runs, "SMALL", 0.0)
@@ -122,7 +124,14 @@ def test_a_fast_search_collects_only_its_young_garbage_unless_its_memory_runs_ou
         seen.append(("collect", generation))
         return 0
 
+    count = Orders.count
+
+    def counting(orders: Orders, limit: int) -> int:
+        seen.append(gc.get_threshold())
+        return count(orders, limit)
+
     monkeypatch.setattr(Tree, "explore", exploring)
+    monkeypatch.setattr(Orders, "count", counting)
     thresholds = gc.get_threshold()
     puzzle = job("log = []\n", [f"log.append({k})" for k in range(5)], "assert log[:2] == [0, 1]\n")
     search(puzzle, fast=True)

@@ -72,6 +72,11 @@ class _Discard:
 def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
     """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
     near the one as written do (in a worker). `fast=False` runs every candidate from scratch."""
+    with young_collections_only():  # (the whole search: counting its candidates makes most of its objects)
+        return _search(job, setups, paths, fast)
+
+
+def _search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool) -> Result:
     start = order_settings.settings()
     runs = Runs(job, setups, paths)
     program = runs.program
@@ -213,8 +218,7 @@ def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
     """Run the fast search; _Plain when it cannot vouch for its answer."""
     generators = order_settings.generators_state()
     try:
-        with young_collections_only():
-            passed = tree.explore(threads)
+        passed = tree.explore(threads)
     except Opaque:
         raise _Plain from None
     if tree.shared.changed() or (not tree.generators and order_settings.generators_state() != generators):
