@@ -69,14 +69,10 @@ class _Discard:
         pass
 
 
+@young_collections_only()  # (the whole search: counting its candidates makes most of its objects)
 def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool = True) -> Result:
     """Every accepted order of the job's lines, the distractors that can be used, and what wrong orders
     near the one as written do (in a worker). `fast=False` runs every candidate from scratch."""
-    with young_collections_only():  # (the whole search: counting its candidates makes most of its objects)
-        return _search(job, setups, paths, fast)
-
-
-def _search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool) -> Result:
     start = order_settings.settings()
     runs = Runs(job, setups, paths)
     program = runs.program
