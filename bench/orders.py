@@ -18,16 +18,21 @@ one (target >= 95%) and the worst ratio of fast to plain CPU time (target <= 1.0
 build makes them), slowest first, the least CPU seconds of `--runs` runs (each search in a fork of this
 warm process, its warm objects frozen, as a worker runs a job), and flags the issue's targets:
 any indented puzzle of at most 8 blocks over 5 s, and the accumulation loop against 3 s; `make bench`
-runs it too.
+runs it too. Beside each time, two figures the machine's speed does not move (its CPU time does, by a
+third minute to minute on some machines): the steps the search's trees ran, and its time in the garbage
+collector.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
+import time
 import warnings
 from pathlib import Path
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -277,33 +282,72 @@ def shipped_jobs(cards: Path) -> dict[str, SearchJob]:
     return jobs
 
 
-def forked_search(puzzle: SearchJob) -> float:
-    """CPU seconds of the fast search in a fork of this warm process, as a worker runs a job: in a
-    process of its own, the warm objects frozen out of the collector's reach (zygote.py), so what
-    earlier searches left is neither walked nor counted."""
+class Counted(NamedTuple):
+    """One fast search's figures: its CPU seconds, and two that the machine's speed does not move."""
+
+    seconds: float
+    steps: int  # steps its trees ran (the check included); 0 where it ran the plain search only
+    collected: float  # CPU seconds in the garbage collector
+
+
+def _counted(puzzle: SearchJob) -> Counted:
+    """The fast search, here (in the fork), counting its trees' steps and the collector's time."""
+    import gc
+
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    steps, collected, began = 0, 0.0, 0.0
+    explore = Tree.explore
+
+    def counting(tree: Tree, threads: list[Any]) -> Any:
+        nonlocal steps
+        try:
+            return explore(tree, threads)
+        finally:
+            steps += tree.steps
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        nonlocal collected, began
+        if phase == "start":
+            began = time.process_time()
+        else:
+            collected += time.process_time() - began
+
+    Tree.explore = counting  # (in the fork only: it ends after)
+    gc.callbacks.append(collecting)
+    seconds = search(puzzle, fast=True)[1]
+    return Counted(seconds, steps, collected)
+
+
+def forked_search(puzzle: SearchJob) -> Counted:
+    """The fast search in a fork of this warm process, as a worker runs a job: in a process of its own,
+    the warm objects frozen out of the collector's reach (zygote.py), so what earlier searches left is
+    neither walked nor counted."""
     import gc
 
     gc.collect()
     gc.freeze()
     try:
-        seconds = in_a_fork(lambda: repr(search(puzzle, fast=True)[1]))
+        told = in_a_fork(lambda: json.dumps(_counted(puzzle)))
     finally:
         gc.unfreeze()
-    if not seconds:
+    if not told:
         raise SystemExit(f"the search of {puzzle.get('path', 'a card')} ended without a figure")
-    return float(seconds)
+    return Counted(*json.loads(told))
 
 
 def shipped_figures(runs: int) -> None:
     """The fast search of every shipped order card: CPU seconds (the least of `runs`), slowest first."""
     import os
 
-    timed: list[tuple[float, str, SearchJob]] = []
+    timed: list[tuple[float, str, SearchJob, Counted]] = []
     for card_id, puzzle in shipped_jobs(Path(__file__).resolve().parent.parent / "cards").items():
-        timed.append((min(forked_search(puzzle) for _ in range(runs)), card_id, puzzle))
+        least = min((forked_search(puzzle) for _ in range(runs)), key=lambda c: c.seconds)
+        timed.append((least.seconds, card_id, puzzle, least))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"the shipped order cards' fast searches (CPU s, least of {runs}; load average {load}):")
-    for seconds, card_id, puzzle in sorted(timed, key=lambda t: t[0], reverse=True):
+    print(f"  {'CPU s':>7}  {'card':<45} {'shape':<20}{'steps run':>10} {'in gc s':>8}")
+    for seconds, card_id, puzzle, counted in sorted(timed, key=lambda t: t[0], reverse=True):
         blocks = len(puzzle["lines"]) + len(puzzle["distractors"])
         flag = ""
         if card_id == SHIPPED_LOOP:
@@ -311,7 +355,8 @@ def shipped_figures(runs: int) -> None:
         if "indent" in puzzle and blocks <= INDENTED_BLOCKS and seconds > INDENTED_TARGET:
             flag += f"  OVER {INDENTED_TARGET:g} s (indented, {blocks} blocks)"
         shape = f"{blocks} blocks" + (", indented" if "indent" in puzzle else "")
-        print(f"  {seconds:7.2f}  {card_id:<45} {shape:<20}{flag}")
+        steps = f"{counted.steps:,}" if counted.steps else "plain"
+        print(f"  {seconds:7.2f}  {card_id:<45} {shape:<20}{steps:>10} {counted.collected:8.2f}{flag}")
     print(f"  {sum(t[0] for t in timed):7.2f}  in all ({len(timed)} cards)")
 
 
