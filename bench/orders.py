@@ -18,9 +18,11 @@ one (target >= 95%) and the worst ratio of fast to plain CPU time (target <= 1.0
 build makes them), slowest first, the least CPU seconds of `--runs` runs (each search in a fork of this
 warm process, its warm objects frozen, as a worker runs a job), and flags the issue's targets:
 any indented puzzle of at most 8 blocks over 5 s, and the accumulation loop against 3 s; `make bench`
-runs it too. Beside each time, two figures the machine's speed does not move (its CPU time does, by a
-third minute to minute on some machines): the steps the search's trees ran, and its time in the garbage
-collector.
+runs it too. Beside each time, two figures the machine's speed moves far less than it moves CPU time (by
+a third minute to minute on some machines): the steps the search's trees ran, and its time in the garbage
+collector. The steps are the same in every run where the search chooses nothing by what things cost, as
+for the loop; elsewhere they may differ by a few percent (a state copied or rebuilt, a small search run
+plain, each picked by its measured cost).
 """
 
 from __future__ import annotations
