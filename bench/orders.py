@@ -285,7 +285,7 @@ def shipped_jobs(cards: Path) -> dict[str, SearchJob]:
 
 
 class Counted(NamedTuple):
-    """One fast search's figures: its CPU seconds, and two that the machine's speed does not move."""
+    """One fast search's figures: its CPU seconds, and two the machine's speed moves far less (above)."""
 
     seconds: float
     steps: int  # steps its trees ran (the check included); 0 where it ran the plain search only
