@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import traceback
+from collections.abc import Callable
 from functools import lru_cache
 from types import CodeType
 
@@ -67,8 +68,14 @@ def format_exception(exc: BaseException, paths: set[str]) -> str:
 
 def run(code: CodeType, ns: dict[str, object], what: str) -> None:
     """exec, turning the ways a snippet ends its job (exit, memory) into SnippetFailed."""
+    run_call(what, exec, code, ns)
+
+
+def run_call(what: str, call: Callable[..., object], *args: object) -> None:
+    """Call what runs a snippet's code (exec, or an order step run block by block), turning the ways a
+    snippet ends its job (exit, memory) into SnippetFailed."""
     try:
-        exec(code, ns)
+        call(*args)
     except SystemExit as exc:
         raise SnippetFailed(f"{what} called sys.exit({exc.code!r})") from None
     except MemoryError:

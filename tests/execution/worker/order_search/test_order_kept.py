@@ -87,7 +87,12 @@ def test_code_that_can_look_below_a_first_node_shares_none() -> None:
 
 @pytest.fixture
 def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Each tensor shared ("kept") and each restart ("thawed") of fast searches, however small."""
+    """Each tensor shared ("kept") and each restart ("thawed") of fast searches, however small; states
+    are copied, never rebuilt from setup, whatever this machine's speed makes either cost (a tensor is
+    shared by copies: where steps ran faster than a copy, a search rebuilt every state and shared none)."""
+    from quizgen.execution.worker.order_search.costs import Costs
+
+    monkeypatch.setattr(Costs, "rebuild_is_cheaper", lambda self, steps: False)
     seen: list[str] = []
     recording(monkeypatch, order_kept.Kept, "keep", seen, called="kept")
     recording(monkeypatch, order_kept.Kept, "verify_one", seen, raised="thawed")

@@ -12,7 +12,8 @@ whole-number constants and arithmetic or comparisons (`(i + 1) % accum == 0`), w
 A traced run (`Record`: the step's own lines as they ran, and at each one the values of the names
 pure tests read) is read against the step's structure (`Routes.add`); the reading must account for
 every line event exactly, each pure test's value computed from the recorded names agreeing with the
-branch taken, or the run tells nothing. What it tells is kept in a trie per state (`Trie`): the
+branch taken, or the run tells nothing (a step run block by block, order.interpret, writes its
+effects down as it runs: `Walked`). What it tells is kept in a trie per state (`Trie`): the
 effects in order, the branch each one took, the state's watched names before each, and where the run
 ended (its node) or raised. A sibling is then walked through its own structure along the trie
 (`Routes.find`): each effect must be the next one recorded (the same block's code, so the same code:
@@ -41,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from types import CodeType
+from typing import NamedTuple, Protocol
 
 from quizgen.execution.worker.order_search.program import Chunk, Program
 from quizgen.execution.worker.order_search.structure import (
@@ -125,6 +127,14 @@ class Record:
         return self._read(self.ns)
 
 
+class Walked(NamedTuple):
+    """A step's route as order.interpret ran it: its effects as _Reading reads a traced run's, and how
+    many effects and tests it met (a walk's bound, as a record's line events)."""
+
+    effects: list[tuple[int, int, bool | None, tuple[object, ...] | None, bool]]
+    moves: int
+
+
 @cache
 def _reader(names: tuple[str, ...]) -> Callable[[dict[str, object]], tuple[object, ...]]:
     """A function reading the names from a namespace as they are bound (MISSING where they are not):
@@ -169,14 +179,18 @@ class Routes:
                 k += 1
         return Record(code, blocks, self.names, ns)
 
-    def add(self, trie: Trie, step: Chunk, record: Record, raised: bool, outcome: object) -> None:
+    def add(self, trie: Trie, step: Chunk, record: Record | Walked, raised: bool, outcome: object) -> None:
         """Keep what a run tells (`outcome`: the node it went on to; None where it raised)."""
+        if isinstance(record, Walked):  # (run along its structure: its route as it ran, order.interpret)
+            _keep(trie, record.effects, outcome)
+            trie.moves = max(trie.moves, record.moves)
+            return
         structure = self.structure(step)
         if structure is None or not record.whole or not record.events:
             return
         reading = _Reading(self, step, record.events, raised, None if raised else watched(record.values()))
         try:
-            _walk(structure, reading)
+            run_along(structure, reading)
             if raised or reading.at < len(record.events):
                 return  # (a raise the walk did not meet, or lines left over: not this model)
             reading.end()
@@ -195,7 +209,7 @@ class Routes:
             return None
         walk = _Walk(self, trie.root, trie.moves * _WALK_LIMIT + 8)
         try:
-            _walk(structure, walk)
+            run_along(structure, walk)
         except _Raised:
             return True, None
         except Unknown:
@@ -221,6 +235,15 @@ class Routes:
             except ArithmeticError:
                 raise Unknown from None
         return found
+
+    def kind(self, block: int) -> int | None:
+        """The block's kind as the walk reads it (structure.read: SIMPLE, IF, ...); None: unknown."""
+        known = self._blocks[block]
+        return None if known is None else known[0]
+
+    def reader(self) -> Callable[[dict[str, object]], tuple[object, ...]]:
+        """Reads the watched names from a namespace (MISSING where unbound)."""
+        return _reader(self.names)
 
     def structure(self, step: Chunk) -> tuple[Item, ...] | None:
         """The step's blocks as Python reads them; None where one is not a known kind."""
@@ -324,7 +347,16 @@ class _Walk:
         return self.routes.value(item[5], self.point.values)
 
 
-def _walk(items: tuple[Item, ...], walker: _Reading | _Walk) -> None:
+class Walker(Protocol):
+    """What follows control through a step: tells each effect's branch and each test's value (reading a
+    traced run, walking a trie, or running the step: order.interpret)."""
+
+    def effect(self, item: Item, does: int) -> bool | None: ...
+
+    def test(self, item: Item) -> bool | None: ...
+
+
+def run_along(items: tuple[Item, ...], walker: Walker) -> None:
     """Follow control through the items as Python would, the walker telling each effect's branch and
     each test's value."""
     for item in items:
@@ -334,15 +366,15 @@ def _walk(items: tuple[Item, ...], walker: _Reading | _Walk) -> None:
         elif kind == FOR:
             more = walker.effect(item, ENTER)
             while more:
-                _walk(item[3], walker)
+                run_along(item[3], walker)
                 more = walker.effect(item, NEXT)
-            _walk(item[4], walker)
+            run_along(item[4], walker)
         elif kind == WHILE:
             while walker.test(item):
-                _walk(item[3], walker)
-            _walk(item[4], walker)
+                run_along(item[3], walker)
+            run_along(item[4], walker)
         else:  # IF, ELIF
-            _walk(item[3] if walker.test(item) else item[4], walker)
+            run_along(item[3] if walker.test(item) else item[4], walker)
 
 
 def _keep(

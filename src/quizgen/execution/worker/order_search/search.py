@@ -182,7 +182,7 @@ def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Shar
     job = runs.job
     sources = [s["code"] for s in [*job["setup"], job["check"], *job["lines"], *job["distractors"]]]
     generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
-    run_step = lambda step, traced: runs.step(ns, step, False, traced)  # noqa: E731 (pass or fail)
+    run_step = lambda step, traced: runs.step(ns, step, False, traced, walked=True)  # noqa: E731
     tree = Tree(ns, run_step, orders, repeat, liveness, generators, share)
     tree.spaces += [Space(space, Liveness(runs.program, space, repeat, check, always)) for space in more]
     tree.graphs = graphs_comparable(sources)

@@ -3,7 +3,9 @@ how far it got; a whole candidate run from the start (the plain search's unit).
 
 Without indentation a step is one block, compiled on its own as always. With indentation a step is one
 top-level statement assembled from several blocks; it is compiled with every line numbered as in the
-card file, so a traceback shows the lines the learner would have written.
+card file, so a traceback shows the lines the learner would have written. Where only whether it
+raises matters it runs as compiled from its source alone, or, in the fast search's tree and where its
+structure is known (order.routes), block by block without being compiled whole (order.interpret).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from types import CodeType
 from quizgen.execution.protocol import SearchJob, SnippetJob
 from quizgen.execution.worker.order_search.budget import Budget
 from quizgen.execution.worker.order_search.indentation import shape
+from quizgen.execution.worker.order_search.interpret import Interpreter, Run
 from quizgen.execution.worker.order_search.names import reads_columns, reads_lines
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, program_of
 from quizgen.execution.worker.order_search.reach import Tracer, annotates, loose, reached, scoped
-from quizgen.execution.worker.order_search.routes import Record, Routes
+from quizgen.execution.worker.order_search.routes import Record, Routes, Walked
 from quizgen.execution.worker.order_search.torch_state import Settings, restore_settings
-from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run
+from quizgen.execution.worker.snippets import SnippetFailed, compile_snippet, fresh_namespace, run, run_call
 
 Tail = tuple[tuple[int, bool], ...]  # Runs.tail
 # A step's lines as (block, line within it); (-1 - level, 0) stands for any loose line at that level.
@@ -63,7 +66,9 @@ class Runs:
         # (a line that never runs may bind `__annotations__`: then no sibling is told from another's run)
         self.annotated = annotates([s["code"] for s in written])
         self.routes = Routes(self.program) if free and self.unnumbered and not self.annotated else None
-        self.route: Record | None = None  # the last step's run as traced, when it has a route
+        self.route: Record | Walked | None = None  # the last step's run as traced, when it has a route
+        # (a step with a route runs block by block in the tree, and tells its route as it runs)
+        self.interpreter = None if self.routes is None else Interpreter(self.routes, self.snippets[0]["path"])
         self.start_cost = 0.0  # CPU seconds the last fast search took to start (_tree)
 
     def code(self, step: Chunk) -> CodeType | SyntaxError:
@@ -97,11 +102,22 @@ class Runs:
         return compile(tree, self.snippets[0]["path"], "exec", dont_inherit=True)
 
     def step(
-        self, ns: dict[str, object], step: Chunk, numbered: bool = True, traced: bool = False
+        self,
+        ns: dict[str, object],
+        step: Chunk,
+        numbered: bool = True,
+        traced: bool = False,
+        walked: bool = False,
     ) -> BaseException | None:
         """Run one step; what it raised (SnippetFailed, the job's own failure, propagates). When a
         statement of several blocks raises, `traced`, `reached` says which of its lines (block, line)
-        ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1."""
+        ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1, and
+        `walked` (the fast search's tree), a step with a route runs block by block (order.interpret)."""
+        stepwise = None
+        if walked and not numbered and self.interpreter is not None and step != CHECK:
+            stepwise = self.interpreter.start(step, ns, traced and len(step) > 1)
+        if stepwise is not None:
+            return self._walk(stepwise, step, traced)
         bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
         code = self.code(step) if bare is None else bare
         self.reached = self.route = None
@@ -121,14 +137,10 @@ class Runs:
         except Exception as exc:
             if tracer is not None and tracer.installed():  # (else the step replaced it: nothing known)
                 sys.settrace(None)
-                where = self.where(step)
                 numbers = self._numbers(step, bare is not None)
                 found = reached(tracer.lines, numbers)
                 if found is not None:
-                    count, ran = found
-                    mask = tuple(j for j in range(count) if j not in ran and self.loose[where[j][0]])
-                    lines = self.masked(where[:count], mask)
-                    self.reached = None if lines is None else (count, mask, lines, self.tail(step, count))
+                    self._failed(step, found[1])
                 self.route = tracer.record
             return exc
         else:
@@ -138,6 +150,32 @@ class Runs:
             if tracer is not None:
                 sys.settrace(None)
         return None
+
+    def _walk(self, stepwise: Run, step: Chunk, traced: bool) -> BaseException | None:
+        """Runs.step for a step run block by block: what it tells is what a traced run tells."""
+        self.reached = self.route = None
+        try:
+            run_call("a line", stepwise.go)
+        except SnippetFailed:
+            raise
+        except Exception as exc:
+            if traced and len(step) > 1:
+                reached, at = stepwise.reached, stepwise.position
+                ran = frozenset(j for j, (block, _) in enumerate(self.where(step)) if at[block] in reached)
+                self._failed(step, ran)
+                self.route = stepwise.route(raised=True)
+            return exc
+        if traced and len(step) > 1:
+            self.route = stepwise.route(raised=False)
+        return None
+
+    def _failed(self, step: Chunk, ran: frozenset[int]) -> None:
+        """`reached`: the step raised after running its lines at the positions `ran`."""
+        count = max(ran) + 1 if ran else 0
+        where = self.where(step)
+        mask = tuple(j for j in range(count) if j not in ran and self.loose[where[j][0]])
+        lines = self.masked(where[:count], mask)
+        self.reached = None if lines is None or not ran else (count, mask, lines, self.tail(step, count))
 
     def _numbers(self, step: Chunk, bare: bool) -> list[int]:
         """The numbers of the step's lines in the code that ran (from 1 where it ran bare)."""

@@ -12,7 +12,7 @@ from typing import Protocol
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.plan import Plan
 from quizgen.execution.worker.order_search.program import CHECK, Chunk, Onward, Orders
-from quizgen.execution.worker.order_search.routes import Record, Routes, Trie
+from quizgen.execution.worker.order_search.routes import Record, Routes, Trie, Walked
 from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
 from quizgen.execution.worker.order_search.torch_state import Settings
 
@@ -23,7 +23,7 @@ class Hints(Protocol):
 
     reached: Reached | None
     routes: Routes | None  # (order.routes)
-    route: Record | None  # the last step's run, traced for its route
+    route: Record | Walked | None  # the last step's run, traced (or run block by block) for its route
 
     def broken(self, step: Chunk) -> bool: ...
 
