@@ -92,6 +92,22 @@ def test_a_plan_builds_what_the_walk_builds() -> None:
     assert plan()["model"].weight.equal(ns["model"].weight)
 
 
+def test_states_alike_share_a_plan_s_code_and_each_plan_builds_its_own_state() -> None:
+    """Two states of the same shape (other values, other objects) record the same source: compiled once
+    (most of what recording cost), while each plan copies the state it was recorded from."""
+    first, second = _state(), _state()
+    second["model"].weight.data.mul_(3)
+    second["step"] = 4
+    live = frozenset(first) - {"ignored"}
+    plans = [_recorded(ns, live, order_state.Shared()) for ns in (first, second)]
+    assert plans[0].__code__ is plans[1].__code__
+    for plan, ns in zip(plans, (first, second), strict=True):
+        copy = plan()
+        assert _fingerprint(copy, live) == _fingerprint(ns, live)
+        assert copy["model"].weight.equal(ns["model"].weight) and copy["step"] == ns["step"]
+    assert _fingerprint(first, live) != _fingerprint(second, live)
+
+
 def test_a_plan_keeps_frozen_tensors_themselves() -> None:
     data = torch.randn(4, 2)
     ns: dict[str, Any] = {"micro": [(data[0:2], data[2:4])], "w": torch.zeros(2, requires_grad=True)}
