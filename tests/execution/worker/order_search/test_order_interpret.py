@@ -221,3 +221,25 @@ def test_a_route_told_by_a_run_block_by_block_tells_a_sibling() -> None:
     routes.add(trie, step, run.route(raised=False), False, "node")  # type: ignore[arg-type]
     swapped = (step[0], step[1], step[3], step[2], step[4])
     assert routes.find(trie, swapped) == (False, "node")
+
+
+def test_a_loop_run_block_by_block_does_not_look_up_the_builtins_a_card_may_rebind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compiled `for` and `if` look up no `iter`, `next` or `bool`: neither does a step run here."""
+    import builtins
+
+    program, step = _program([("for k in range(3):", 0), ("if k:", 1), ("n += k", 2)])
+    expected = _compiled(program, step, record=False)[0]
+    run = Interpreter(Routes(program), "step").start(step, {}, record=False)
+    assert run is not None
+    exec(SETUP, run.ns)
+
+    def rebound(*args: object) -> object:
+        raise AssertionError("a builtin the card rebound was called")
+
+    for name in ("iter", "next", "bool"):
+        monkeypatch.setattr(builtins, name, rebound)
+    run.go()
+    monkeypatch.undo()
+    assert _observed(run.ns, None) == expected and run.ns["n"] == 3

@@ -37,6 +37,10 @@ from quizgen.execution.worker.order_search.program import Chunk
 from quizgen.execution.worker.order_search.routes import Item, Routes, Unknown, Walked, run_along, watched
 from quizgen.execution.worker.order_search.structure import ELIF, ELSE, ENTER, FOR, NEXT, RUN, SIMPLE, TEST
 
+# Python's own, taken as this module loads: the compiled statement's GET_ITER, FOR_ITER and jumps do not
+# look them up, so neither does a step run here (card code may rebind `builtins.iter`, say).
+_exec, _eval, _iter, _next_item, _truth = exec, eval, iter, next, bool
+
 
 class _Block(NamedTuple):
     """A block compiled to be run alone: a simple block's code (as a step's first statement, and as any
@@ -146,16 +150,16 @@ class Run:
         ns = self.ns
         try:
             if does == RUN:
-                exec(compiled.first if self.position[block] == 0 else compiled.code, ns)  # type: ignore[arg-type]
+                _exec(compiled.first if self.position[block] == 0 else compiled.code, ns)  # type: ignore[arg-type]
                 branch = None
             elif does == ENTER:
-                iterator = iter(eval(compiled.code, ns))  # type: ignore[arg-type]
+                iterator = _iter(_eval(compiled.code, ns))  # type: ignore[arg-type]
                 self.iterators[item[6]] = iterator
                 branch = self._next(item, iterator, compiled)
             elif does == NEXT:
                 branch = self._next(item, self.iterators[item[6]], compiled)
             else:  # a test with effects of its own (routes: TEST)
-                branch = bool(eval(compiled.code, ns))  # type: ignore[arg-type]
+                branch = _truth(_eval(compiled.code, ns))  # type: ignore[arg-type]
         except BaseException:
             if self.known:
                 self.effects.append((item[2], does, None, values, True))
@@ -167,7 +171,7 @@ class Run:
 
     def _next(self, item: Item, iterator: Iterator[object], compiled: _Block) -> bool:
         try:
-            value = next(iterator)
+            value = _next_item(iterator)
         except StopIteration:
             del self.iterators[item[6]]
             return False
@@ -181,7 +185,7 @@ class Run:
         self.reached.add(self.position[item[1]])
         self.moves += 1
         try:
-            value = bool(eval(self.interpreter.block(item[1]).code, self.ns))  # type: ignore[arg-type]
+            value = _truth(_eval(self.interpreter.block(item[1]).code, self.ns))  # type: ignore[arg-type]
         except BaseException:
             self.known = False  # (a pure test does not raise in a route: nothing is told)
             raise
