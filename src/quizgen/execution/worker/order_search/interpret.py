@@ -4,7 +4,7 @@ The fast search runs thousands of distinct statements once each (the shipped loo
 different bodies). Compiling each cost ~0.2 ms, and telling its siblings what it did needed its lines
 traced, which slows every Python frame torch runs meanwhile. A step whose structure order.routes reads
 (simple blocks; `if`, `elif`, `else`, `for` and `while` with their suites) is instead run here: each
-block's code compiled once for the whole search, control walked as Python walks it (routes._walk), and
+block's code compiled once for the whole search, control walked as Python walks it (routes.run_along), and
 the route (the effects in order, the branches taken, the watched names before each) written down as it
 runs, with the blocks control reached: what a traced run tells, without a tracer.
 
@@ -123,7 +123,8 @@ class Run:
         self.interpreter, self.structure, self.ns, self.step = interpreter, structure, ns, step
         self.position = {block: k for k, block in enumerate(step)}
         self.reached: set[int] = set()
-        self.iterators: dict[int, Iterator[object]] = {}
+        # each loop entered: its iterator, and its target's binding (a function of the namespace)
+        self.iterators: dict[int, tuple[Iterator[object], Callable[[object], object]]] = {}
         self.known = record  # the route can be told (a pure test on names that are not numbers: not)
         self.effects: list[tuple[int, int, bool | None, tuple[object, ...] | None, bool]] = []
         self.moves = 0
@@ -143,21 +144,22 @@ class Run:
 
     def effect(self, item: Item, does: int) -> bool | None:
         block = item[1]
-        self.reached.add(self.position[block])
+        at = self.position[block]
+        self.reached.add(at)
         self.moves += 1
         values = self.values() if self.known else None
         compiled = self.interpreter.block(block)
         ns = self.ns
         try:
             if does == RUN:
-                _exec(compiled.first if self.position[block] == 0 else compiled.code, ns)  # type: ignore[arg-type]
+                _exec(compiled.first if at == 0 else compiled.code, ns)  # type: ignore[arg-type]
                 branch = None
             elif does == ENTER:
                 iterator = _iter(_eval(compiled.code, ns))  # type: ignore[arg-type]
-                self.iterators[item[6]] = iterator
-                branch = self._next(item, iterator, compiled)
+                self.iterators[item[6]] = iterator, FunctionType(compiled.assign, ns)  # type: ignore[arg-type]
+                branch = self._next(item)
             elif does == NEXT:
-                branch = self._next(item, self.iterators[item[6]], compiled)
+                branch = self._next(item)
             else:  # a test with effects of its own (routes: TEST)
                 branch = _truth(_eval(compiled.code, ns))  # type: ignore[arg-type]
         except BaseException:
@@ -169,13 +171,15 @@ class Run:
         self._values = None
         return branch
 
-    def _next(self, item: Item, iterator: Iterator[object], compiled: _Block) -> bool:
+    def _next(self, item: Item) -> bool:
+        """The loop's next item bound to its target; False once it has none."""
+        iterator, bind = self.iterators[item[6]]
         try:
             value = _next_item(iterator)
         except StopIteration:
             del self.iterators[item[6]]
             return False
-        FunctionType(compiled.assign, self.ns)(value)  # type: ignore[arg-type]
+        bind(value)
         return True
 
     def test(self, item: Item) -> bool | None:

@@ -113,11 +113,11 @@ class Runs:
         statement of several blocks raises, `traced`, `reached` says which of its lines (block, line)
         ran. Without `numbered` (only whether it raises matters) its lines may be numbered from 1, and
         `walked` (the fast search's tree), a step with a route runs block by block (order.interpret)."""
-        stepwise = None
+        stepwise, told = None, traced and len(step) > 1  # (as a trace: only a statement of several blocks)
         if walked and not numbered and self.interpreter is not None and step != CHECK:
-            stepwise = self.interpreter.start(step, ns, traced and len(step) > 1)
+            stepwise = self.interpreter.start(step, ns, told)
         if stepwise is not None:
-            return self._walk(stepwise, step, traced)
+            return self._walk(stepwise, step, told)
         bare = None if numbered or not self.unnumbered or step == CHECK else self._compiled(step)
         code = self.code(step) if bare is None else bare
         self.reached = self.route = None
@@ -151,21 +151,21 @@ class Runs:
                 sys.settrace(None)
         return None
 
-    def _walk(self, stepwise: Run, step: Chunk, traced: bool) -> BaseException | None:
-        """Runs.step for a step run block by block: what it tells is what a traced run tells."""
+    def _walk(self, stepwise: Run, step: Chunk, told: bool) -> BaseException | None:
+        """Runs.step for a step run block by block: what it tells (`told`) is what a traced run tells."""
         self.reached = self.route = None
         try:
             run_call("a line", stepwise.go)
         except SnippetFailed:
             raise
         except Exception as exc:
-            if traced and len(step) > 1:
+            if told:
                 reached, at = stepwise.reached, stepwise.position
                 ran = frozenset(j for j, (block, _) in enumerate(self.where(step)) if at[block] in reached)
                 self._failed(step, ran)
                 self.route = stepwise.route(raised=True)
             return exc
-        if traced and len(step) > 1:
+        if told:
             self.route = stepwise.route(raised=False)
         return None
 
