@@ -1,7 +1,7 @@
 """Instructions a shipped order card's search runs, counted by callgrind: a figure the machine's speed
 does not move (bench/README.md, the eighth round of issue 29).
 
-    python bench/instructions.py [CARD ...] [--cards DIR] [--src DIR]
+    python bench/instructions.py [CARD ...] [--cards DIR] [--src DIR] [--pinned]
 
 Each card's search runs in place, as bench/orders.py --shipped runs it, in a process under valgrind's
 callgrind with instrumentation switched on around the search alone (a client request from a small
@@ -9,7 +9,8 @@ library built here with the C compiler and valgrind's headers: Debian's `valgrin
 the instructions, the steps the search's trees ran and the instructions a step. A search runs ~50 times
 slower under callgrind (the shipped loop: ~4 minutes). Searches that pick by measured cost (copy a state
 or rebuild it) may pick a little differently there than natively, so compare the instructions a step
-as well as the total.
+as well as the total, or pin those choices (`--pinned`: always copy, always compare) so that two source
+trees run the very same steps.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ from pathlib import Path
 sys.path[:0] = [{root!r}, {bench!r}]
 import orders
 from tests.support.order_puzzles import search, warm
-from quizgen.execution.worker.order_search import tree
+from quizgen.execution.worker.order_search import costs, tree
+if {pinned!r}:  # the choices made by measured cost made alike in every run: copy, compare
+    costs.Costs.rebuild_is_cheaper = lambda self, steps: False
+    costs.Costs.worth_comparing = lambda self, work: True
 warm()
 job = orders.shipped_jobs(Path({cards!r}))[{card!r}]
 steps = []
@@ -66,7 +70,9 @@ def _library(folder: Path) -> Path:
     return library
 
 
-def measure(card: str, cards: Path, src: Path | None, folder: Path, library: Path) -> tuple[int, int]:
+def measure(
+    card: str, cards: Path, src: Path | None, folder: Path, library: Path, pinned: bool = False
+) -> tuple[int, int]:
     """The instructions the card's search ran, and the steps its trees ran."""
     script, out = folder / f"{card}.py", folder / f"{card}.steps"
     script.write_text(
@@ -77,6 +83,7 @@ def measure(card: str, cards: Path, src: Path | None, folder: Path, library: Pat
             card=card,
             library=str(library),
             out=str(out),
+            pinned=pinned,
         )
     )
     env = dict(os.environ, PYTHONHASHSEED="0")
@@ -101,6 +108,12 @@ def main() -> None:
     parser.add_argument("card", nargs="*", default=DEFAULT)
     parser.add_argument("--cards", type=Path, default=HERE.parent / "cards", help="the deck's card folder")
     parser.add_argument("--src", type=Path, help="the quizgen source tree to run (default: the installed)")
+    parser.add_argument(
+        "--pinned",
+        action="store_true",
+        help="the search copies states and compares them wherever it may, never choosing by measured cost "
+        "(so two source trees run the same steps)",
+    )
     args = parser.parse_args()
     for tool in ("valgrind", "gcc"):
         if shutil.which(tool) is None:
@@ -110,7 +123,7 @@ def main() -> None:
         library = _library(folder)
         print(f"{'instructions':>16}  {'steps':>7}  {'a step':>10}  card")
         for card in args.card:
-            count, steps = measure(card, args.cards.resolve(), args.src, folder, library)
+            count, steps = measure(card, args.cards.resolve(), args.src, folder, library, args.pinned)
             print(f"{count:>16,}  {steps:>7,}  {count / max(steps, 1):>10,.0f}  {card}", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

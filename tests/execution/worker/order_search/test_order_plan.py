@@ -92,6 +92,24 @@ def test_a_plan_builds_what_the_walk_builds() -> None:
     assert plan()["model"].weight.equal(ns["model"].weight)
 
 
+class Scaler:  # keys its state by id(), as torch's GradScaler keys each optimizer's
+    def __init__(self, opt: object) -> None:
+        self.states = defaultdict(dict, {id(opt): {"stage": 1}})
+
+
+def test_a_plan_keys_a_dict_by_the_id_of_its_own_copy_of_the_instance() -> None:
+    ns = _state()
+    ns["scaler"] = Scaler(ns["opt"])
+    ns["big"] = {10**15 + 7: "a number, not an id"}
+    live = frozenset(ns) - {"ignored"}
+    plan = _recorded(ns, live, order_state.Shared())
+    for copy in (plan(), plan()):
+        assert list(copy["scaler"].states) == [id(copy["opt"])] and copy["opt"] is not ns["opt"]
+        assert list(copy["big"]) == [10**15 + 7]
+        assert _fingerprint(copy, live) == _fingerprint(ns, live)
+    assert list(ns["scaler"].states) == [id(ns["opt"])]
+
+
 def test_states_alike_share_a_plan_s_code_and_each_plan_builds_its_own_state() -> None:
     """Two states of the same shape (other values, other objects) record the same source: compiled once
     (most of what recording cost), while each plan copies the state it was recorded from."""

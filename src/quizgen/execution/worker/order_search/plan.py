@@ -31,9 +31,18 @@ from quizgen.execution.worker.order_search.program_state import Opaque, Shared
 
 Plan = Callable[[], dict[str, object]]
 
+
+def _rekey(mapping: dict[Any, Any], old: int, new: object) -> None:
+    """The key `old` (an id()) becomes `new`'s id, in its place (a dict's order is visible)."""
+    items = [(id(new) if type(k) is int and k == old else k, v) for k, v in mapping.items()]
+    mapping.clear()
+    mapping.update(items)
+
+
 _HELPERS = {
     "EMPTY": torch.empty, "PARAM": torch.nn.Parameter, "OD": OrderedDict, "DD": defaultdict,
     "SETATTR": object.__setattr__, "LEXTEND": list.extend, "DUPDATE": dict.update, "NO_GRAD": torch.no_grad,
+    "REKEY": _rekey,
 }  # fmt: skip
 _KEPT = (order_state._Walk.external, order_state._Walk.card_owned)  # shared by every copy as they are
 _Walk = order_state._Walk
@@ -83,6 +92,7 @@ def record(ns: dict[str, object], live: Iterable[str] | None, shared: Shared) ->
             (recorder.const(k), recorder.visit(v)[0] if k in names else recorder.const(v))
             for k, v in ns.items()
         ]
+        recorder.rename()
     except (_Unplanned, Opaque, RecursionError):
         return None
     body = "\n".join(f"        {line}" for line in recorder.lines)
@@ -116,6 +126,8 @@ class _Recorder:
         self.frozen = shared.frozen.ids if shared.frozen is not None else {}
         self.shared_tensors = shared.kept.tensors  # (order.kept: shared by every copy as they are)
         self._names = (f"v{i}" for i in itertools.count())
+        self.renames: list[tuple[str, int]] = []  # (a dict's copy, a large int key of it)
+        self.instances: set[int] = set()  # the instances the plan copies, by id
 
     def const(self, obj: object) -> str:
         self.consts.append(obj)
@@ -188,13 +200,24 @@ class _Recorder:
         factory = self.visit(obj.default_factory)[0] if kind is defaultdict else ""
         items = "{" + self._pairs(list(obj.items()), keys=True) + "}"
         if kind is dict:
-            return self.emit(obj, items), False
-        if kind is OrderedDict:
-            return self.emit(obj, f"OD({items})" if obj else "OD()"), False
-        return self.emit(obj, f"DD({factory}, {items})"), False
+            name = self.emit(obj, items)
+        elif kind is OrderedDict:
+            name = self.emit(obj, f"OD({items})" if obj else "OD()")
+        else:
+            name = self.emit(obj, f"DD({factory}, {items})")
+        # (a large int key may be an id(): order.program_state's check_addresses; renamed at the end)
+        self.renames += [(name, k) for k in obj if type(k) is int and k > order_state._ADDRESS]
+        return name, False
+
+    def rename(self) -> None:
+        """Keys that are the id() of an instance the plan copies become its copy's (as the walk's do)."""
+        for name, k in self.renames:
+            if k in self.instances:
+                self.lines.append(f"REKEY({name}, {self.const(k)}, {self.made[k][0]})")
 
     def instance(self, obj: Any) -> tuple[str, bool]:
         cls = type(obj)
+        self.instances.add(id(obj))
         base = cls.__mro__[-2]
         state = self.visit(object.__getattribute__(obj, "__dict__"))[0]
         if base is list:

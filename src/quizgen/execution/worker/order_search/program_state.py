@@ -9,7 +9,8 @@ instances of Python classes (modules, optimizers, schedulers, losses: their `__d
 when they subclass `list` or `dict`), functions and closures, bound methods, weak references. Objects
 from imported modules (classes, module functions, modules, dtypes) are shared, not copied. An autograd
 graph is fingerprinted (when asked: `graphs`), never copied. Anything else (an iterator, a C object, an
-int equal to the address of an object in the state) makes the state opaque: no copy, no merge. Classes
+int equal to the address of an object in the state, but a dict key naming an instance: `check_addresses`)
+makes the state opaque: no copy, no merge. Classes
 and plain functions the card defines, and tensors only read (order.frozen), are shared too: `Shared`
 keeps what they must stay.
 """
@@ -17,7 +18,6 @@ keeps what they must stay.
 from __future__ import annotations
 
 import enum
-import sys
 import types
 import weakref
 from collections import OrderedDict, defaultdict
@@ -26,23 +26,22 @@ from typing import Any
 
 import torch
 
+from quizgen.execution.worker.order_search import callables
+from quizgen.execution.worker.order_search.callables import ATOMS, NS_NAME
 from quizgen.execution.worker.order_search.frozen import Frozen
 from quizgen.execution.worker.order_search.kept import Kept, share
 from quizgen.execution.worker.order_search.tensors import Opaque, tensor
 
-__all__ = ["Opaque", "Shared", "capture"]
+__all__ = ["ATOMS", "NS_NAME", "Opaque", "Shared", "capture"]
 
-NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
 _HEAPTYPE = 1 << 9
-ATOMS = (
-    type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented)
-)  # fmt: skip
 _EXTERNAL = (
     types.ModuleType, types.CodeType, torch.dtype, torch.device, torch.layout, torch.memory_format, enum.Enum
 )  # fmt: skip
 _CLASS_BOOKKEEPING = {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "__firstlineno__"}
 _EMPTY_MAPPINGS = (dict, OrderedDict)
 _CONTAINERS = (list, dict)  # the C bases a Python class's instances may have (`class Loader(list)`)
+_ADDRESS = 1 << 16  # an int above this may be an object's address (its id())
 _SKIP = {"__builtins__", "__warningregistry__"}  # the interpreter's, not the card's (warnings only print)
 
 
@@ -137,17 +136,6 @@ def _capture(
     return walk.digest(), {k: copies.get(k, v) for k, v in ns.items()}
 
 
-def _external_function(f: Any) -> bool:
-    """A function an imported module defines (reachable by its qualified name there)."""
-    module = sys.modules.get(getattr(f, "__module__", None) or "")
-    target: Any = module
-    for part in getattr(f, "__qualname__", "<").split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            return False
-    return target is f
-
-
 def _plain_class(cls: type) -> bool:
     """Instances keep their state in `__dict__` (and items, for a `list` or `dict` base): no slots."""
     for c in cls.__mro__[:-2] if cls.__mro__[-2] in _CONTAINERS else cls.__mro__[:-1]:
@@ -163,7 +151,9 @@ class _Walk:
         self.whole_storages = True  # a fingerprint compares whole storages, not only the tensors' spans
         self.memo: dict[object, int] = {}
         self.copies: dict[Any, Any] = {}
-        self.ints: set[int] = set()
+        self.ints: set[int] = set()  # large ints met, but as a dict's key (`keyed`): each may be an id()
+        self.keyed: list[tuple[Any, int, int]] = []  # (the dict's copy, an int key, where its token is)
+        self.instances: set[int] = set()  # the ids of the instances of Python classes walked
         self.tokens: list[object] = []
         self.alive: list[object] = []
         self.imported: set[object] = set()  # memo keys of objects shared as imported (`external`)
@@ -179,14 +169,36 @@ class _Walk:
         return tuple(self.tokens)
 
     def check_addresses(self) -> None:
-        """An int equal to the address of an object in the state is most likely that object's id()."""
-        if self.ints & set(self.memo):
+        """An int equal to the address of an object in the state is most likely that object's id(). As
+        a dict's key naming an instance of a Python class (torch's GradScaler keys its state by
+        `id(optimizer)`) it stands for that object: in a fingerprint, its place in the walk; in a copy,
+        the id of the object's copy. Anywhere else the state is opaque."""
+        memo = self.memo
+        if self.ints & set(memo):
             raise Opaque("an id() in the state")
+        renamed: dict[int, Any] = {}  # the dicts' copies whose keys name copied objects
+        for mapping, k, at in self.keyed:
+            if k not in memo:
+                continue  # (a number, or the id of no object the state holds: as it is)
+            if k not in self.instances:
+                raise Opaque("an id() in the state")
+            if self.copying:
+                renamed[id(mapping)] = mapping
+            else:
+                self.tokens[at] = ("id", memo[k])
+        for mapping in renamed.values():  # (rebuilt in order: a dict's order is visible)
+            items = [(id(self.copies[k]) if k in self.instances else k, v) for k, v in mapping.items()]
+            mapping.clear()
+            mapping.update(items)
+
+    def addresses(self) -> set[int]:
+        """The ints met that may be the id() of an object (order.aside)."""
+        return self.ints | {k for _, k, _ in self.keyed}
 
     def visit(self, obj: Any) -> Any:
         kind = type(obj)
         if kind in ATOMS or kind is torch.Size:
-            if kind is int and obj > 1 << 16:
+            if kind is int and obj > _ADDRESS:
                 self.ints.add(obj)
             if not self.copying:  # float and complex by their bits: 0.0 == -0.0 and 1 == 1.0, yet they differ
                 self.tokens.append(
@@ -251,9 +263,13 @@ class _Walk:
             return new
         append, memo, visit = self.tokens.append, self.memo, self.visit
         for k, v in list(obj.items()):
+            ck: object = k
             if type(k) is str:  # the usual key, written as itself
                 append(k)
-                ck = k
+            elif type(k) is int and k > _ADDRESS:  # (perhaps an id(): check_addresses)
+                self.keyed.append((new, k, len(self.tokens)))
+                if not copying:
+                    append((int, k))
             else:
                 ck = visit(k)
             if type(v) in _EMPTY_MAPPINGS and not v and id(v) not in memo:  # a module's unused hooks
@@ -280,6 +296,7 @@ class _Walk:
 
     def instance(self, obj: Any) -> Any:
         cls = type(obj)
+        self.instances.add(id(obj))
         if cls.__module__ == NS_NAME:
             self.card_owned(cls)
         else:
@@ -298,74 +315,6 @@ class _Walk:
                 base.update(new, copied) if base is dict else list.extend(new, [v for _, v in copied])
         return new
 
-    def function(self, f: Any) -> Any:
-        if _external_function(f):
-            return self.external(f)
-        if getattr(f, "__globals__", None) is not None and f.__globals__.get("__name__") == NS_NAME:
-            plain = f.__closure__ is None and not vars(f)
-            if plain and all(
-                type(d) in ATOMS for d in (*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values())
-            ):
-                return self.card_owned(f)
-        return _copy_function(self, f)
-
-    def method(self, m: Any) -> Any:
-        self.add("method")
-        func, owner = self.visit(m.__func__), self.visit(m.__self__)
-        return self.keep(m, types.MethodType(func, owner) if self.copying else m)
-
-    def builtin(self, f: Any) -> Any:
-        owner = getattr(f, "__self__", None)
-        if owner is None or isinstance(owner, types.ModuleType):
-            return self.external(f)
-        raise Opaque("a method of a built-in object")
-
-    def wrapper(self, w: Any) -> Any:
-        """A staticmethod, classmethod or property in a class the card defined."""
-        self.add(type(w).__name__)
-        parts = (w.fget, w.fset, w.fdel) if isinstance(w, property) else (w.__func__,)
-        for part in parts:
-            self.visit(part)
-        return self.keep(w, w)
-
-    def reference(self, r: Any) -> Any:
-        if r.__callback__ is not None:
-            raise Opaque("a weak reference with a callback")
-        target = r()
-        self.add("weakref")
-        copied = self.visit(target)
-        return self.keep(r, weakref.ref(copied) if self.copying and target is not None else r)
-
-
-def _copy_function(walk: _Walk, f: Any) -> Any:
-    """A closure or a function with state of its own: its cells, defaults and attributes are state."""
-    globals_ = f.__globals__
-    walk.add("function", id(f.__code__), "ns" if globals_.get("__name__") == NS_NAME else id(globals_))
-    parts = walk.visit((f.__closure__, f.__defaults__, f.__kwdefaults__, dict(vars(f))))
-    if not walk.copying:
-        return f
-    closure, defaults, kwdefaults, attributes = parts
-    new = types.FunctionType(f.__code__, globals_, f.__name__, defaults, closure)
-    new.__kwdefaults__, new.__qualname__, new.__module__ = kwdefaults, f.__qualname__, f.__module__
-    new.__dict__.update(attributes)
-    return walk.keep(f, new)
-
-
-def _cell(walk: _Walk, cell: Any) -> Any:
-    """A closure's variable (two closures may share one)."""
-    try:
-        contents = cell.cell_contents
-    except ValueError:  # not bound yet
-        walk.add("cell", False)
-        return walk.keep(cell, types.CellType())
-    walk.add("cell", True)
-    new = types.CellType() if walk.copying else cell
-    walk.keep(cell, new)
-    copied = walk.visit(contents)
-    if walk.copying:
-        new.cell_contents = copied
-    return new
-
 
 def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
     kind = type(obj)
@@ -383,8 +332,9 @@ def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
 _HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
     list: _Walk.sequence, tuple: _Walk.sequence, dict: _Walk.mapping, OrderedDict: _Walk.mapping,
     defaultdict: _Walk.mapping, set: _Walk.unordered, frozenset: _Walk.unordered,
-    types.FunctionType: _Walk.function, types.MethodType: _Walk.method,
-    types.BuiltinFunctionType: _Walk.builtin, weakref.ReferenceType: _Walk.reference, types.CellType: _cell,
-    staticmethod: _Walk.wrapper, classmethod: _Walk.wrapper, property: _Walk.wrapper,
+    types.FunctionType: callables.function, types.MethodType: callables.method,
+    types.BuiltinFunctionType: callables.builtin, weakref.ReferenceType: callables.reference,
+    types.CellType: callables.cell, staticmethod: callables.wrapper, classmethod: callables.wrapper,
+    property: callables.wrapper,
     torch.Tensor: tensor, torch.nn.Parameter: tensor,
 }  # fmt: skip

@@ -8,6 +8,7 @@ same leaves (the walk's own identity matching, as for any object).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 from typing import Any
 
@@ -46,7 +47,7 @@ def tensor(walk: Any, t: Any) -> Any:
         if walk.copying:
             walk.copies[skey] = storage.clone()
         else:  # (a fingerprint keeps a storage's bytes where a copy keeps its clone)
-            walk.copies[skey] = torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes()
+            walk.copies[skey] = _bytes(storage)
             if walk.whole_storages:
                 walk.tokens.append(_digest(walk.copies[skey]))
     if not walk.copying and not walk.whole_storages:  # the bytes this tensor can read: its span only
@@ -131,6 +132,11 @@ def _span(t: Any) -> slice:
         return slice(0, 0)
     last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
     return slice(t.storage_offset() * t.element_size(), (last + 1) * t.element_size())
+
+
+def _bytes(storage: Any) -> bytes:
+    """A CPU storage's bytes, read from its memory (a uint8 view through numpy cost 5 times as much)."""
+    return ctypes.string_at(storage.data_ptr(), storage.nbytes())
 
 
 def _digest(raw: bytes) -> bytes:

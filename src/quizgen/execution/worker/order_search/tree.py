@@ -1,28 +1,26 @@
 """The fast order search: candidates explored as a tree of shared prefixes, merged where states agree.
 
-Every candidate runs the same way: its steps, `repeat` times, then the check. Candidates that begin
-with the same steps share those runs: the search goes one step deeper at a time over all of them
-(breadth first), keeping each distinct state once. To run two different next steps from one state it
-copies the state (order.state.capture); a state it cannot copy is reached again by running the steps
-since the last state it copied. After each step, nodes holding the same blocks at the same point of
-their run are compared, and nodes whose states are equal (order.state: the same live variables with
-the same contents, generators and settings; autograd graphs too, where the code allows) go on as one:
-from equal states the same steps do the same. A step that cannot compile is not run, nor one that
-begins with the lines a failed sibling ran from the same state (order.reach), and one that would
-run what a sibling ran goes on from the state that sibling left or fails as it did (order.routes;
-both told by threads.Siblings). Variables only the
-check reads are set aside (`aside`): shared by every branch, neither copied nor compared, where no
-step can reach their objects (order.aside); each run of the check must leave them unchanged.
+Every candidate runs its steps `repeat` times, then the check. Candidates that begin with the same
+steps share those runs: the search goes one step deeper at a time over all of them (breadth first),
+keeping each distinct state once. To run two different next steps from one state it copies the state
+(order.state.capture); one it cannot copy is reached again by running the steps since the last copy.
+After each step, nodes holding the same blocks at the same point of their run are compared, and those
+whose states are equal (order.state: the same live variables with the same contents, generators and
+settings; autograd graphs too, where the code allows) go on as one: from equal states the same steps
+do the same. A step that cannot compile is not run, nor one that begins with the lines a failed
+sibling ran from the same state (order.reach), and one that would run what a sibling ran goes on from
+the state that sibling left or fails as it did (order.routes; both told by threads.Siblings).
+Variables only the check reads are set aside (`aside`): shared by every branch, neither copied nor
+compared, where no step can reach their objects (order.aside); the check must leave them unchanged.
 Threads whose single block left the state as they observe it (a `zero_grad()` with no gradients yet)
-go on from the node itself, sharing its siblings' runs. A search split across workers explores only
-its share of the candidates (order.program.Share).
+go on from the node itself, sharing its siblings' runs; a state is fingerprinted once for the threads
+that observe it (Node.seen). A split search explores its share (program.Share).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
-from dataclasses import replace
 
 from quizgen.execution import progress
 from quizgen.execution.worker.order_search import program_state as order_state
@@ -44,6 +42,7 @@ from quizgen.execution.worker.order_search.threads import (
     Groups,
     Hints,
     Node,
+    Seen,
     Siblings,
     Space,
     Thread,
@@ -52,7 +51,7 @@ from quizgen.execution.worker.order_search.threads import (
     point,
     weight,
 )
-from quizgen.execution.worker.order_search.threads import work as threads_work
+from quizgen.execution.worker.order_search.threads import work as work_of
 from quizgen.execution.worker.order_search.torch_state import Settings
 from quizgen.execution.worker.snippets import SnippetFailed
 
@@ -80,23 +79,23 @@ class Tree:
         self.aside: frozenset[str] = frozenset()  # variables only the check reads: shared, not copied
         self._aside_key: tuple[object, ...] = ()
         self._aside_objects: dict[str, object] = {}  # what they held (the check may bind them anew)
-        self.graphs = False  # states holding autograd graphs are compared too (order.tensors)
-        self.spans = False  # tensors are compared by the bytes they span, not their whole storages
+        # (graphs: states holding autograd graphs are compared too, order.tensors; spans: tensors are
+        # compared by the bytes they span, not their whole storages)
+        self.graphs = self.spans = False
         self.runs: Hints | None = None
         self.same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code: run once
         self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
         self.rebuilds = self.steps = self.layer = 0  # setups run again; steps run (the check too); layers
         self.budget: Budget | None = None  # time and memory the search may use
-        self.cap_passed = False  # more passing candidates than a puzzle can mean end the search
-        self.passing = 0  # the candidates the passed threads stand for
+        self.cap_passed, self.passing = False, 0  # whether too many passing end it; how many passed
         self._held = 0  # states held (the layer being expanded and the next)
         self.costs, self.shared, self.repeat = Costs(), Shared(), repeat
         self.plans = Plans(self.shared)  # states copied again are copied by a plan (order.plan)
         self._start: Settings | None = None
         self.freeze = False  # tensors only read are shared, not copied (order.frozen)
         self.fruitless = 0  # layers in a row in which comparing states merged none
-        self.phase, self.total = 0, 0  # what the search is for, and its candidates (execution.progress)
-        self.decided = 0  # candidates whose outcome is known (run to their end, or failed before it)
+        # what the search is for, its candidates (execution.progress) and those whose outcome is known
+        self.phase = self.total = self.decided = 0
 
     def explore(self, threads: list[Thread]) -> list[Thread]:
         """The threads (completed: each one candidate) whose check passes. Raises Opaque when the
@@ -142,10 +141,8 @@ class Tree:
 
     def _checked(self) -> None:
         """After a check ran: it may have changed what is set aside (shared by every branch)."""
-        if not self.aside:
-            return
-        now = order_state.capture(self._aside_objects, self.aside, Shared(), copy=False)[0]
-        if now != self._aside_key:
+        aside = self.aside and order_state.capture(self._aside_objects, self.aside, Shared(), copy=False)
+        if aside and aside[0] != self._aside_key:
             raise Opaque("the check changed a variable only it reads")
 
     def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
@@ -164,15 +161,12 @@ class Tree:
                     self.decided += thread.ways * alike * space.orders.completions(placed)
                     continue
                 if self.share is None or self.share.allows(chunks):
-                    ways = thread.ways * alike
-                    after = Thread(
-                        chunks, placed, placed == full, thread.ran + 1, thread.tag, thread.space, ways
-                    )
-                    yield chunk, after
+                    ran, ways = thread.ran + 1, thread.ways * alike
+                    yield chunk, Thread(chunks, placed, placed == full, ran, thread.tag, thread.space, ways)
             return
         m = len(thread.chunks)
         step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
-        yield step, replace(thread, ran=thread.ran + 1)
+        yield step, thread._replace(ran=thread.ran + 1)
 
     def _expand(self, node: Node, passed: list[Thread]) -> list[Node]:
         if len(node.threads) == 1 and node.threads[0].complete:
@@ -219,29 +213,42 @@ class Tree:
                     passed += threads
                     self._passed(threads)
                 continue
-            if failure is None and still is not None and self._seen(threads) == still:
+            objects = (dict(self.ns), order_settings.settings(self.generators)) if failure is None else None
+            seen = self._seen(threads, settings=objects[1]) if objects and still is not None else None
+            if seen is not None and seen.key == still.key:  # type: ignore[union-attr]
                 self._onward(threads, groups, passed)  # (the step changed nothing they can observe)
                 group.outcome = STILL
-            elif failure is None:
-                objects = (dict(self.ns), order_settings.settings(self.generators))
-                trail = (*node.trail, step)
-                group.outcome = Node(threads, node.anchor, (*node.path, step), objects, trail=trail)
+            elif objects is not None:
+                trail, path = (*node.trail, step), (*node.path, step)
+                by_live = {} if seen is None else {seen.live: seen}
+                group.outcome = Node(threads, node.anchor, path, objects, trail=trail, seen=by_live)
                 children.append(group.outcome)
                 siblings.ran(step, None, group.outcome)
         node.objects = node.plan = None  # (a plan holds the objects too)
         return children
 
-    def _seen(self, threads: list[Thread], node: Node | None = None) -> tuple[object, ...] | None:
+    def _seen(
+        self, threads: list[Thread], node: Node | None = None, settings: Settings | None = None
+    ) -> Seen | None:
         """The state as the threads will observe it (live variables, settings, generators); None where
         unknown, or (given their node, before a step) where its state may not hold it all (Node.live)."""
         live = live_of(self.spaces, threads, self.aside)
         if node is not None and node.live is not None and (live is None or not live <= node.live):
             return None
+        if node is not None and live in node.seen:
+            return node.seen[live]  # (its state as these threads observe it, taken before: made, merged)
         try:
-            key, _ = order_state.capture(self.ns, live, self.shared, False, self.graphs, self.spans)
+            seen = self._fingerprint(self.ns, live, settings or order_settings.settings(self.generators))
         except Opaque:
             return None
-        return key, order_settings.settings(self.generators).token()
+        if node is not None:
+            node.seen[live] = seen
+        return seen
+
+    def _fingerprint(self, ns: dict[str, object], live: frozenset[str] | None, settings: Settings) -> Seen:
+        began = clock()
+        key, _ = order_state.capture(ns, live, self.shared, False, self.graphs, self.spans)
+        return Seen(live, (key, settings.token()), clock() - began)
 
     def _onward(self, threads: list[Thread], groups: Groups, passed: list[Thread]) -> None:
         """Threads whose last step left the state as they observe it go on from the node's state: each
@@ -279,7 +286,7 @@ class Tree:
                 self._checked()
             if failure is not None:
                 return
-        passed.append(replace(thread, complete=True, ran=m * self.repeat + 1))
+        passed.append(thread._replace(complete=True, ran=m * self.repeat + 1))
         self._passed([thread])
 
     def _passed(self, threads: list[Thread]) -> None:
@@ -298,8 +305,7 @@ class Tree:
         except Opaque:
             node.opaque = True
             return
-        node.anchor = Anchor(copy, node.objects[1], node.live)
-        node.path = ()
+        node.anchor, node.path = Anchor(copy, node.objects[1], node.live), ()
 
     def _load(self, node: Node, last: bool) -> None:
         """Make the namespace hold the node's state: its own objects (on their last use), a copy of
@@ -319,10 +325,8 @@ class Tree:
                 except Opaque:
                     node.opaque = True
             if copy is not None:
-                self._put(copy, node.objects[1])
-                return
-        anchor = node.anchor
-        path = node.path
+                return self._put(copy, node.objects[1])
+        anchor, path = node.anchor, node.path
         if anchor.ns is None or self._rebuild_is_cheaper(node):
             assert self.rebuild is not None and self._start is not None
             began = clock()
@@ -360,20 +364,17 @@ class Tree:
         merged: list[Node] = []
         self.layer += 1
         compare = self.fruitless < FRUITLESS or self.layer % FRUITLESS == 0
-        compared = len(children)
         parted = self.share is not None  # (a part of a split search)
         for coarse in buckets.values():
             for bucket in split(coarse, objects_of) if compare and len(coarse) > 1 else [coarse]:
                 comparing = compare and len(bucket) > 1
-                work = (
-                    [threads_work(n, self.spaces, self.repeat, parted) for n in bucket] if comparing else []
-                )
+                work = [work_of(n, self.spaces, self.repeat, parted) for n in bucket] if comparing else []
                 if len(bucket) == 1 or not compare or not self.costs.worth_comparing(work):
                     merged += bucket
                 else:
                     self._merge_bucket(bucket, merged)
-        if compare and compared >= 16:
-            self.fruitless = self.fruitless + 1 if len(merged) == compared else 0
+        if compare and len(children) >= 16:
+            self.fruitless = self.fruitless + 1 if len(merged) == len(children) else 0
         return merged
 
     def _merge_bucket(self, bucket: list[Node], merged: list[Node]) -> None:
@@ -381,17 +382,16 @@ class Tree:
         seen: dict[tuple[object, ...], Node] = {}
         for child in bucket:
             assert child.objects is not None
-            began = clock()
+            (ns, settings), known = child.objects, child.seen.get(child.live)  # (taken before: _seen)
             try:
-                key, _ = order_state.capture(
-                    child.objects[0], child.live, self.shared, False, self.graphs, self.spans
-                )
+                if known is None:
+                    known = child.seen[child.live] = self._fingerprint(ns, child.live, settings)
             except Opaque:
                 child.opaque = True
                 merged.append(child)
                 continue
-            key = (key, child.objects[1].token())
-            self.costs.fingerprinted(clock() - began, key in seen)
+            key = known.key
+            self.costs.fingerprinted(known.seconds, key in seen)
             if key in seen:
                 seen[key].threads += child.threads
             else:
