@@ -551,6 +551,43 @@ def test_one_slow_sample_does_not_make_copies_look_dear_for_good() -> None:
     assert costs.copy > 0.9e-3
 
 
+def test_the_search_times_a_sample_of_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a CPU clock cost ~40 us once a step had run, in some phases of these machines (0.3 us in a
+    loop of reads), and the search read one before and after every step, copy and fingerprint: ~1.1 s of
+    the shipped loop's ~4 s search. Each kind of work is now timed on its first runs, then one in EVERY;
+    an untimed run leaves the means as they were."""
+    from quizgen.execution.worker.order_search import costs as order_costs
+    from quizgen.execution.worker.order_search.tree import Tree
+
+    costs = order_costs.Costs()
+    timed = [costs.timing("step") is not None for _ in range(order_costs.TIMED + 4 * order_costs.EVERY)]
+    assert timed[: order_costs.TIMED] == [True] * order_costs.TIMED and sum(timed[order_costs.TIMED :]) == 4
+    assert costs.timing("copy") is not None  # (each kind counts its own runs)
+    costs.stepped(None)
+    costs.copied(None)
+    costs.fingerprinted(None, merged=True)
+    assert (costs.step, costs.copy, costs.compare, costs.compared, costs.merges) == (0.0, 0.0, 0.0, 1, 1)
+
+    reads, runs = [0], [0]
+    clock, run = order_costs.clock, Tree._run
+
+    def reading() -> float:
+        reads[0] += 1
+        return clock()
+
+    def counted(self: Tree, step: tuple[int, ...], traced: bool = False) -> BaseException | None:
+        runs[0] += 1
+        return run(self, step, traced)
+
+    monkeypatch.setattr(order_costs, "clock", reading)
+    monkeypatch.setattr(Tree, "_run", counted)
+    extra = ("opt.zero_grad()", "opt.step()", "loss = ((model(x) - y) ** 2).sum()")
+    puzzle = job(STEP_SETUP, STEP, STEP_CHECK, repeat=2, distractors=extra)
+    fast, _ = search(puzzle, fast=True)
+    assert fast == search(puzzle, fast=False)[0]
+    assert runs[0] > 300 and reads[0] < 1.5 * runs[0]  # (before: two reads a step, and more for copies)
+
+
 def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

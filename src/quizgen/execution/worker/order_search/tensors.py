@@ -128,10 +128,14 @@ def _saved(kind: type) -> tuple[tuple[str, ...], frozenset[str]]:
 
 def _span(t: Any) -> slice:
     """Where the tensor's elements lie in its storage's bytes: from its first to its last."""
-    if t.numel() == 0:
+    count = t.numel()
+    if count == 0:
         return slice(0, 0)
-    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
-    return slice(t.storage_offset() * t.element_size(), (last + 1) * t.element_size())
+    start, size = t.storage_offset(), t.element_size()
+    if t.is_contiguous():  # (most tensors: their elements lie one after another)
+        return slice(start * size, (start + count) * size)
+    last = start + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    return slice(start * size, (last + 1) * size)
 
 
 def _bytes(storage: Any) -> bytes:

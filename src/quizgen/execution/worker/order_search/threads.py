@@ -179,7 +179,7 @@ class Seen:
 
     live: frozenset[str] | None
     key: tuple[object, ...]
-    seconds: float
+    seconds: float | None  # (None: not timed, Costs.timing)
 
 
 @dataclass

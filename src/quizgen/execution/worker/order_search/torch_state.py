@@ -6,6 +6,7 @@ mode, anomaly detection, deterministic algorithms, threads, print options, warni
 
 from __future__ import annotations
 
+import ctypes
 import random
 import sys
 import warnings
@@ -26,7 +27,7 @@ class Settings:
     numpy_rng: object
 
     def token(self) -> tuple[object, ...]:
-        rng = bytes(self.torch_rng.numpy().data)
+        rng = ctypes.string_at(self.torch_rng.data_ptr(), self.torch_rng.numel())  # (bytes: uint8)
         return (self.values, rng, self.python_rng, _numpy_token(self.numpy_rng))
 
 

@@ -198,9 +198,9 @@ class Tree:
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
             still = None if last or len(step) != 1 else self._seen(threads, node)  # (single blocks)
-            began = clock()
+            began = self.costs.timing("step")
             failure = self._run(step, traced=not last)  # (a trace only serves siblings still to run)
-            self.costs.stepped(clock() - began)
+            self.costs.stepped(self.costs.since(began))
             self.steps += 1
             if failure is not None:
                 siblings.ran(step, failure, None)
@@ -246,9 +246,9 @@ class Tree:
         return seen
 
     def _fingerprint(self, ns: dict[str, object], live: frozenset[str] | None, settings: Settings) -> Seen:
-        began = clock()
+        began = self.costs.timing("compare")
         key, _ = order_state.capture(ns, live, self.shared, False, self.graphs, self.spans)
-        return Seen(live, (key, settings.token()), clock() - began)
+        return Seen(live, (key, settings.token()), self.costs.since(began))
 
     def _onward(self, threads: list[Thread], groups: Groups, passed: list[Thread]) -> None:
         """Threads whose last step left the state as they observe it go on from the node's state: each
@@ -318,10 +318,10 @@ class Tree:
                 return
             copy = None
             if not node.opaque and not self._rebuild_is_cheaper(node):
-                began = clock()
+                began = self.costs.timing("copy")
                 try:
                     copy = self.plans.copy(node, node.objects[0], node.live)
-                    self.costs.copied(clock() - began)
+                    self.costs.copied(self.costs.since(began))
                 except Opaque:
                     node.opaque = True
             if copy is not None:
@@ -390,10 +390,9 @@ class Tree:
                 child.opaque = True
                 merged.append(child)
                 continue
-            key = known.key
-            self.costs.fingerprinted(known.seconds, key in seen)
-            if key in seen:
-                seen[key].threads += child.threads
+            first = seen.setdefault(known.key, child)  # (the key hashed once: it is long)
+            self.costs.fingerprinted(known.seconds, first is not child)
+            if first is not child:
+                first.threads += child.threads
             else:
-                seen[key] = child
                 merged.append(child)
