@@ -23,9 +23,7 @@ def apart(ns: dict[str, object], steps: Iterable[str], aside: Iterable[str]) -> 
             return None
         walks.append(walk)
     one, other = walks
-    if (set(one.memo) - one.imported) & set(other.memo) or (one.addresses() | other.addresses()) & {
-        *one.memo,
-        *other.memo,
-    }:
+    addresses = one.addresses() | other.addresses()
+    if (set(one.memo) - one.imported) & set(other.memo) or addresses & {*one.memo, *other.memo}:
         return None  # shared objects, or an int that may be the id() of an object on the other side
     return other.digest()

@@ -9,10 +9,9 @@ instances of Python classes (modules, optimizers, schedulers, losses: their `__d
 when they subclass `list` or `dict`), functions and closures, bound methods, weak references. Objects
 from imported modules (classes, module functions, modules, dtypes) are shared, not copied. An autograd
 graph is fingerprinted (when asked: `graphs`), never copied. Anything else (an iterator, a C object, an
-int equal to the address of an object in the state, but a dict key naming an instance: `check_addresses`)
-makes the state opaque: no copy, no merge. Classes
-and plain functions the card defines, and tensors only read (order.frozen), are shared too: `Shared`
-keeps what they must stay.
+int equal to the address of an object in the state, unless a dict's key naming an instance:
+`check_addresses`) makes the state opaque: no copy, no merge. Classes and plain functions the card
+defines, and tensors only read (order.frozen), are shared too: `Shared` keeps what they must stay.
 """
 
 from __future__ import annotations
@@ -151,7 +150,7 @@ class _Walk:
         self.whole_storages = True  # a fingerprint compares whole storages, not only the tensors' spans
         self.memo: dict[object, int] = {}
         self.copies: dict[Any, Any] = {}
-        self.ints: set[int] = set()  # large ints met, but as a dict's key (`keyed`): each may be an id()
+        self.ints: set[int] = set()  # large ints met (a dict's keys apart: `keyed`): each may be an id()
         self.keyed: list[tuple[Any, int, int]] = []  # (the dict's copy, an int key, where its token is)
         self.instances: set[int] = set()  # the ids of the instances of Python classes walked
         self.tokens: list[object] = []
