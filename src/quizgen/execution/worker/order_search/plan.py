@@ -32,17 +32,10 @@ from quizgen.execution.worker.order_search.program_state import Opaque, Shared
 Plan = Callable[[], dict[str, object]]
 
 
-def _rekey(mapping: dict[Any, Any], old: int, new: object) -> None:
-    """The key `old` (an id()) becomes `new`'s id, in its place (a dict's order is visible)."""
-    items = [(id(new) if type(k) is int and k == old else k, v) for k, v in mapping.items()]
-    mapping.clear()
-    mapping.update(items)
-
-
 _HELPERS = {
     "EMPTY": torch.empty, "PARAM": torch.nn.Parameter, "OD": OrderedDict, "DD": defaultdict,
     "SETATTR": object.__setattr__, "LEXTEND": list.extend, "DUPDATE": dict.update, "NO_GRAD": torch.no_grad,
-    "REKEY": _rekey,
+    "REKEY": order_state.rekey,
 }  # fmt: skip
 _KEPT = (order_state._Walk.external, order_state._Walk.card_owned)  # shared by every copy as they are
 _Walk = order_state._Walk
@@ -211,9 +204,12 @@ class _Recorder:
 
     def rename(self) -> None:
         """Keys that are the id() of an instance the plan copies become its copy's (as the walk's do)."""
+        objects: dict[str, list[str]] = {}  # a dict's copy: `key: its object's copy, ...`
         for name, k in self.renames:
             if k in self.instances:
-                self.lines.append(f"REKEY({name}, {self.const(k)}, {self.made[k][0]})")
+                objects.setdefault(name, []).append(f"{self.const(k)}: {self.made[k][0]}")
+        for name, pairs in objects.items():
+            self.lines.append(f"REKEY({name}, {{{', '.join(pairs)}}})")
 
     def instance(self, obj: Any) -> tuple[str, bool]:
         cls = type(obj)

@@ -135,6 +135,14 @@ def _capture(
     return walk.digest(), {k: copies.get(k, v) for k, v in ns.items()}
 
 
+def rekey(mapping: dict[Any, Any], objects: dict[int, object]) -> None:
+    """Each key of `mapping` that `objects` holds (an id()) becomes the id of the object it maps to,
+    in its place: the dict is rebuilt in its order (a dict's order is visible)."""
+    items = [(id(objects[k]) if type(k) is int and k in objects else k, v) for k, v in mapping.items()]
+    mapping.clear()
+    mapping.update(items)
+
+
 def _plain_class(cls: type) -> bool:
     """Instances keep their state in `__dict__` (and items, for a `list` or `dict` base): no slots."""
     for c in cls.__mro__[:-2] if cls.__mro__[-2] in _CONTAINERS else cls.__mro__[:-1]:
@@ -175,20 +183,18 @@ class _Walk:
         memo = self.memo
         if self.ints & set(memo):
             raise Opaque("an id() in the state")
-        renamed: dict[int, Any] = {}  # the dicts' copies whose keys name copied objects
+        renamed: dict[int, tuple[Any, dict[int, object]]] = {}  # a dict's copy, its keys' objects' copies
         for mapping, k, at in self.keyed:
             if k not in memo:
                 continue  # (a number, or the id of no object the state holds: as it is)
             if k not in self.instances:
                 raise Opaque("an id() in the state")
             if self.copying:
-                renamed[id(mapping)] = mapping
+                renamed.setdefault(id(mapping), (mapping, {}))[1][k] = self.copies[k]
             else:
                 self.tokens[at] = ("id", memo[k])
-        for mapping in renamed.values():  # (rebuilt in order: a dict's order is visible)
-            items = [(id(self.copies[k]) if k in self.instances else k, v) for k, v in mapping.items()]
-            mapping.clear()
-            mapping.update(items)
+        for mapping, objects in renamed.values():
+            rekey(mapping, objects)
 
     def addresses(self) -> set[int]:
         """The ints met that may be the id() of an object (order.aside)."""

@@ -213,13 +213,13 @@ class Tree:
                     passed += threads
                     self._passed(threads)
                 continue
-            objects = (dict(self.ns), order_settings.settings(self.generators)) if failure is None else None
-            seen = self._seen(threads, settings=objects[1]) if objects and still is not None else None
+            settings = order_settings.settings(self.generators) if failure is None else None
+            seen = self._seen(threads, settings=settings) if settings and still is not None else None
             if seen is not None and seen.key == still.key:  # type: ignore[union-attr]
                 self._onward(threads, groups, passed)  # (the step changed nothing they can observe)
                 group.outcome = STILL
-            elif objects is not None:
-                trail, path = (*node.trail, step), (*node.path, step)
+            elif settings is not None:
+                objects, trail, path = (dict(self.ns), settings), (*node.trail, step), (*node.path, step)
                 by_live = {} if seen is None else {seen.live: seen}
                 group.outcome = Node(threads, node.anchor, path, objects, trail=trail, seen=by_live)
                 children.append(group.outcome)
