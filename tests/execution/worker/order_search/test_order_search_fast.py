@@ -600,7 +600,7 @@ def test_the_fast_search_runs_no_step_only_candidates_that_do_not_compile_would(
     """An LBFGS closure in blocks: with `return loss` at level 0 no candidate compiles, and the plain
     search runs none of them. The fast search ran their other steps first (3,920 statements compiled to
     run against the plain search's 3,271; 1.6 times its CPU time); now it takes only steps that lead on
-    to a candidate that compiles throughout (order.program.Onward), and runs no statement plain does not."""
+    to a candidate that compiles throughout (order.levels.Onward), and runs no statement plain does not."""
     from quizgen.execution.worker.order_search.steps import Runs
     from tests.support.order_unseen import closure_lbfgs
 
@@ -693,7 +693,7 @@ def test_a_sibling_that_differs_only_in_lines_control_never_reached_is_not_run(
 
 @pytest.mark.parametrize("routed", [True, False])
 def test_a_statement_is_compiled_only_to_run_it(monkeypatch: pytest.MonkeyPatch, routed: bool) -> None:
-    """The fast search asked whether each step compiles as it took it (order.program.Onward), so it
+    """The fast search asked whether each step compiles as it took it (order.levels.Onward), so it
     compiled every sibling that a failed one then ruled out, never to run it: the shipped accumulation
     loop compiled 12,840 statements and ran 4,579 (0.5 s of its 6.4). Now a step's own compile check
     comes after its failed siblings' (Tree._fails): each statement compiled runs, or does not compile,

@@ -12,12 +12,12 @@ Pure: no torch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from quizgen.constants import MAX_CANDIDATES
 from quizgen.execution.protocol import UsableDistractor
 from quizgen.execution.worker.order_search.budget import OverBudget
-from quizgen.execution.worker.order_search.program import Orders, Program
+from quizgen.execution.worker.order_search.program import Chunk, Orders, Program
 
 
 def _levels(program: Program) -> str:
@@ -111,3 +111,28 @@ def written(program: Program, order: list[int]) -> bool:
 def placements(program: Program, accepted: list[list[int]]) -> list[list[list[int]]]:
     """The accepted arrangements with some block at another level than written, as [[line, level], ...]."""
     return [[list(program.placement(b)) for b in order] for order in accepted if not written(program, order)]
+
+
+class Onward:
+    """Which steps lead on to a whole candidate whose every step compiles (with indentation; `broken`
+    tells a step that does not). The plain search runs no candidate with a step that does not compile;
+    without this the fast one ran every prefix of such candidates (an LBFGS closure's `return loss` at
+    level 0 ends most: 55k prefixes run where the candidates that compile have 25k, and the search
+    cost 1.6 times the plain one)."""
+
+    def __init__(self, orders: Orders, broken: Callable[[Chunk], bool]) -> None:
+        self.orders, self.broken = orders, broken
+        self._on: dict[int, bool] = {}  # by mask of placed blocks
+
+    def leads_on(self, chunk: Chunk, placed: int) -> bool:
+        """Whether `chunk`, after which the blocks in `placed` are placed, compiles, and so does every
+        step of some way on from it."""
+        return not self.broken(chunk) and self.compiles_on(placed)
+
+    def compiles_on(self, placed: int) -> bool:
+        """Whether some way on from the blocks in `placed` compiles step for step (Tree._next)."""
+        if placed == self.orders.full:
+            return True
+        if placed not in self._on:
+            self._on[placed] = any(self.leads_on(c, after) for c, after in self.orders.next_chunks(placed))
+        return self._on[placed]

@@ -9,7 +9,7 @@ Pure: no torch, so the loader may use it too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,7 +18,7 @@ from quizgen.execution.worker.order_search.indentation import logical_columns, r
 
 Chunk = tuple[int, ...]  # one step: its blocks, in program order
 CHECK: Chunk = ()  # the step that runs the check
-Read = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]]  # same_code's key, the suites open
+Read = tuple[int, tuple[int, ...]]  # same_code's key, the suites open
 
 
 @dataclass
@@ -29,6 +29,12 @@ class Memo:
     counts: dict[Hashable, int] = field(default_factory=dict)  # candidates from the blocks left
     next: dict[Hashable, list[tuple[Chunk, int]]] = field(default_factory=dict)  # steps, the blocks placed
     read: dict[Chunk, Read | None] = field(default_factory=dict)
+    # same_code's keys: one number for each reading (the key before the last block, its origin, the
+    # suites its lines open and close), so a key is hashed and compared as one int, however long
+    keys: dict[tuple[int, int, tuple[int, ...]], int] = field(default_factory=dict)
+    suites: dict[tuple[int, tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]] | None] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,7 @@ class Program:
         suites (with indentation a suite may be indented by any amount: `if c:` with its body at level
         2 or 3 is one statement). Steps with equal keys compile to the same code but for the columns
         it records, so from one state they do the same. A step whose lines cannot be followed so is
-        its own key."""
+        its own key. (A key read is a number: one per reading, Memo.keys.)"""
         if not self.indented or not chunk:
             return chunk
         read = self._read(chunk)
@@ -132,18 +138,27 @@ class Program:
         reads = self.memo.read
         if chunk in reads:
             return reads[chunk]
-        before: Read | None = (((), ()), (0,)) if len(chunk) == 1 else self._read(chunk[:-1])
-        block = chunk[-1]
-        columns = logical_columns(self.codes[block])
+        before: Read | None = (0, (0,)) if len(chunk) == 1 else self._read(chunk[:-1])
         read = None
-        if before is not None and columns is not None:
-            (origins, moves), stack = before
-            shift = self.unit * self.levels[block]
-            more = read_suites([shift + column for column in columns], stack)
-            if more is not None:
-                read = ((*origins, self.origin(block)), (*moves, *more[0])), more[1]
+        if before is not None:
+            block = chunk[-1]
+            moved = self._suites(block, before[1])
+            if moved is not None:
+                keys = self.memo.keys
+                key = keys.setdefault((before[0], self.origin(block), moved[0]), len(keys) + 1)
+                read = key, moved[1]
         reads[chunk] = read
         return read
+
+    def _suites(self, block: int, stack: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """read_suites of the block's logical lines at its level after `stack` (None: they cannot be read)."""
+        suites = self.memo.suites
+        if (block, stack) not in suites:
+            columns = logical_columns(self.codes[block])
+            shift = self.unit * self.levels[block]
+            read = None if columns is None else read_suites([shift + column for column in columns], stack)
+            suites[(block, stack)] = read
+        return suites[(block, stack)]
 
     def fits(self, stack: tuple[int, ...], last: int, block: int) -> tuple[int, ...] | None:
         """The levels of the suites open once `block` comes right after `last` inside one statement,
@@ -207,6 +222,7 @@ class Orders:
         self._counts: dict[int, int] = {}  # count(limit) by limit
         self.memo = program.memo  # (shared by every Orders of the program: `key`)
         self._fitting = self.memo.fits
+        self._follows: dict[tuple[tuple[int, ...], int], list[tuple[int, int, int, tuple[int, ...]]]] = {}
         self._ends = [not (s.opens or s.decorates) for s in map(shape, program.codes)]
         origin, level = program.origin, program.levels
         self._needs = [(b, 1 << origin(b), 0 if level[b] else self.needs[origin(b)]) for b in self.choices]
@@ -263,26 +279,46 @@ class Orders:
                     yield (b,), placed | 1 << b
             return
 
-        fitting = self._fitting  # (program.fits, asked again and again by every mask)
         ends = self._ends  # (each block: whether a statement may end with it)
-        needs = self._needs  # (each choice: its bit, and the blocks it needs at the top level, if any)
-
-        def grow(chunk: list[int], mask: int, stack: tuple[int, ...]) -> Iterator[tuple[Chunk, int]]:
-            if ends[chunk[-1]]:
-                yield tuple(chunk), mask
-            for b, bit, need in needs:
-                if mask & bit or mask & need != need:
-                    continue
-                key = (stack, chunk[-1], b)
-                after = fitting[key] if key in fitting else fitting.setdefault(key, program.fits(*key))
-                if after is not None:
+        origin = program.origin
+        for first in self.choices:
+            if not (program.starts(first) and self.ready(first, placed)):
+                continue
+            # depth first through the statements that begin with `first`, one frame per block on an
+            # explicit stack (a generator per block passed each statement up through every frame)
+            chunk, mask = [first], placed | 1 << origin(first)
+            if ends[first]:
+                yield (first,), mask
+            todo = [(iter(self._after((0,), first)), mask)]
+            while todo:
+                following, mask = todo[-1]
+                for b, bit, need, stack in following:
+                    if mask & bit or mask & need != need:
+                        continue
                     chunk.append(b)
-                    yield from grow(chunk, mask | bit, after)
+                    if ends[b]:
+                        yield tuple(chunk), mask | bit
+                    todo.append((iter(self._after(stack, b)), mask | bit))
+                    break
+                else:
+                    todo.pop()
                     chunk.pop()
 
-        for b in self.choices:
-            if program.starts(b) and self.ready(b, placed):
-                yield from grow([b], placed | 1 << program.origin(b), (0,))
+    def _after(self, stack: tuple[int, ...], last: int) -> list[tuple[int, int, int, tuple[int, ...]]]:
+        """The blocks that may come right after `last` in one statement, `stack` the suites open before
+        it: each with its bit, the blocks it needs at the top level, and the suites open after it."""
+        key = (stack, last)
+        found = self._follows.get(key)
+        if found is None:
+            fitting, program = self._fitting, self.program  # (program.fits, shared by every Orders)
+            found = []
+            for b, bit, need in self._needs:
+                fit = (stack, last, b)
+                after = fitting[fit] if fit in fitting else fitting.setdefault(fit, program.fits(*fit))
+                if after is not None:
+                    found.append((b, bit, need, after))
+            self._follows[key] = found
+        return found
 
     def share(self, part: int, parts: int) -> Share:
         """Part `part` of `parts`: the prefixes, deep enough for a few per part, dealt out in turn
@@ -350,28 +386,3 @@ class Orders:
                 yield from extend((*chunks, chunk), after)
 
         yield from extend((), 0)
-
-
-class Onward:
-    """Which steps lead on to a whole candidate whose every step compiles (with indentation; `broken`
-    tells a step that does not). The plain search runs no candidate with a step that does not compile;
-    without this the fast one ran every prefix of such candidates (an LBFGS closure's `return loss` at
-    level 0 ends most: 55k prefixes run where the candidates that compile have 25k, and the search
-    cost 1.6 times the plain one)."""
-
-    def __init__(self, orders: Orders, broken: Callable[[Chunk], bool]) -> None:
-        self.orders, self.broken = orders, broken
-        self._on: dict[int, bool] = {}  # by mask of placed blocks
-
-    def leads_on(self, chunk: Chunk, placed: int) -> bool:
-        """Whether `chunk`, after which the blocks in `placed` are placed, compiles, and so does every
-        step of some way on from it."""
-        return not self.broken(chunk) and self.compiles_on(placed)
-
-    def compiles_on(self, placed: int) -> bool:
-        """Whether some way on from the blocks in `placed` compiles step for step (Tree._next)."""
-        if placed == self.orders.full:
-            return True
-        if placed not in self._on:
-            self._on[placed] = any(self.leads_on(c, after) for c, after in self.orders.next_chunks(placed))
-        return self._on[placed]

@@ -32,6 +32,7 @@ from quizgen.execution.worker.order_search.candidates import (
 )
 from quizgen.execution.worker.order_search.costs import clock
 from quizgen.execution.worker.order_search.frozen import Thawed
+from quizgen.execution.worker.order_search.levels import Onward
 from quizgen.execution.worker.order_search.names import (
     Liveness,
     ReachesOut,
@@ -42,7 +43,7 @@ from quizgen.execution.worker.order_search.names import (
     identifiers_of,
     views_only,
 )
-from quizgen.execution.worker.order_search.program import Chunk, Onward, Orders, Share, flatten
+from quizgen.execution.worker.order_search.program import Chunk, Orders, Share, flatten
 from quizgen.execution.worker.order_search.program_state import Opaque
 from quizgen.execution.worker.order_search.steps import Runs
 from quizgen.execution.worker.order_search.threads import Space, Thread, firsts

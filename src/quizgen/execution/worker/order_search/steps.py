@@ -45,10 +45,12 @@ class Runs:
         self.check = compile_snippet(job["check"])
         self.codes: dict[Chunk, CodeType | SyntaxError] = {CHECK: self.check}
         self.bare: dict[Hashable, CodeType | None] = {}  # by `same`: _compiled
-        self._same: dict[Chunk, Hashable] = {}
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
-        self._wild: dict[Lines, Lines] = {}  # (Runs.wild, asked of each sibling's lines)
+        self._beginnings: dict[Chunk, tuple[int, ...]] = {}  # (Runs.beginnings, asked of each sibling)
+        self._numbered: dict[
+            tuple[int, tuple[int, int]], int
+        ] = {}  # each beginning's number, by the one before
         self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
@@ -211,11 +213,7 @@ class Runs:
 
     def same(self, step: Chunk) -> Hashable:
         """The step's code but for its columns (Program.same_code): steps alike do the same."""
-        if not self.alike:
-            return step
-        if step not in self._same:
-            self._same[step] = self.program.same_code(step)
-        return self._same[step]
+        return self.program.same_code(step) if self.alike else step
 
     def program_of(self, chunks: Sequence[Chunk]) -> tuple[Hashable, ...]:
         """The program a whole candidate is (`same`, step for step)."""
@@ -273,14 +271,20 @@ class Runs:
                 low = level
         return tuple(found)
 
-    def wild(self, lines: Lines) -> Lines:
-        """The lines with every loose one as any loose line at its level: lines that match under some
-        mask (`masked`) match so too (order.threads.Failures files failures by it)."""
-        if lines not in self._wild:
-            loose, levels = self.loose, self.program.levels
-            wild = ((-1 - levels[b], 0) if b >= 0 and loose[b] else (b, k) for b, k in lines)
-            self._wild[lines] = tuple(wild)
-        return self._wild[lines]
+    def beginnings(self, step: Chunk) -> tuple[int, ...]:
+        """A number for each beginning of the step's lines (its first k, for k from 0) read with every
+        loose line as any loose line at its level: equal numbers, equal beginnings so read. Lines that
+        match under some mask (`masked`) match so too (order.threads.Failures files failures by them)."""
+        found = self._beginnings.get(step)
+        if found is None:
+            loose, levels, numbers = self.loose, self.program.levels, self._numbered
+            at, begins = 0, [0]
+            for block, k in self.where(step):
+                line = (-1 - levels[block], 0) if loose[block] else (block, k)
+                at = numbers.setdefault((at, line), len(numbers) + 1)
+                begins.append(at)
+            found = self._beginnings[step] = tuple(begins)
+        return found
 
     def attempt(
         self, chunks: Sequence[Chunk], ns: dict[str, object] | None = None, numbered: bool = True

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import NamedTuple, Protocol
 
+from quizgen.execution.worker.order_search.levels import Onward
 from quizgen.execution.worker.order_search.names import Liveness
 from quizgen.execution.worker.order_search.plan import Plan
-from quizgen.execution.worker.order_search.program import CHECK, Chunk, Onward, Orders
+from quizgen.execution.worker.order_search.program import CHECK, Chunk, Orders
 from quizgen.execution.worker.order_search.routes import Record, Routes, Trie, Walked
 from quizgen.execution.worker.order_search.steps import Lines, Reached, Tail
 from quizgen.execution.worker.order_search.torch_state import Settings
@@ -33,36 +34,37 @@ class Hints(Protocol):
 
     def tail(self, step: Chunk, count: int) -> Tail: ...
 
-    def wild(self, lines: Lines) -> Lines: ...
+    def beginnings(self, step: Chunk) -> tuple[int, ...]: ...
 
 
 class Failures:
     """The steps that raised from one state, by how many lines they ran, those lines with every loose
-    one as a wildcard (Runs.wild) and their tail; each with which of the lines were not reached (its
-    mask) and the lines so masked: a sibling that begins as one did (loose lines aside) and is followed
-    alike raises too. A sibling can match only the failures filed under its own wildcards and tail, so
-    it is checked against those alone (a mask turns only loose lines into the wildcard)."""
+    one as a wildcard (Runs.beginnings) and their tail; each with which of the lines were not reached
+    (its mask) and the lines so masked: a sibling that begins as one did (loose lines aside) and is
+    followed alike raises too. A sibling can match only the failures filed under its own beginnings and
+    tail, so it is checked against those alone (a mask turns only loose lines into the wildcard)."""
 
     def __init__(self) -> None:
         self._counts: dict[int, None] = {}  # the line counts met, in order
-        self._by: dict[tuple[int, Lines], dict[Tail, set[tuple[tuple[int, ...], Lines]]]] = {}
+        self._by: dict[int, dict[Tail, set[tuple[tuple[int, ...], Lines]]]] = {}  # by beginning
 
-    def add(self, runs: Hints, reached: Reached) -> None:
+    def add(self, runs: Hints, step: Chunk, reached: Reached) -> None:
         count, mask, lines, tail = reached
         self._counts[count] = None
-        self._by.setdefault((count, runs.wild(lines)), {}).setdefault(tail, set()).add((mask, lines))
+        self._by.setdefault(runs.beginnings(step)[count], {}).setdefault(tail, set()).add((mask, lines))
 
     def include(self, runs: Hints, step: Chunk) -> bool:
         """Whether the step raises, as one of them did (order.reach)."""
         if not self._by:
             return False
-        where = runs.where(step)
-        wild = runs.wild(where)
+        begins = runs.beginnings(step)
         for k in self._counts:
-            tails = self._by.get((k, wild[:k])) if k <= len(where) else None
+            tails = self._by.get(begins[k]) if k < len(begins) else None
             got = tails.get(runs.tail(step, k)) if tails else None  # (its tail only where lines match)
-            if got and any(runs.masked(where[:k], mask) == lines for mask, lines in got):
-                return True
+            if got:
+                where = runs.where(step)[:k]
+                if any(runs.masked(where, mask) == lines for mask, lines in got):
+                    return True
         return False
 
 
@@ -96,7 +98,7 @@ class Siblings:
         if runs is None:
             return
         if failure is not None and runs.reached is not None:
-            self.failed.add(runs, runs.reached)
+            self.failed.add(runs, step, runs.reached)
         told = failure is not None or outcome is not None
         if self.routes is not None and runs.route is not None and told:
             self.routes.add(self.trie, step, runs.route, failure is not None, outcome)
@@ -125,30 +127,36 @@ class Space:
     liveness: Liveness
     onward: Onward | None = None  # (indented puzzles) steps that lead on to one that compiles
     same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code (Runs.same)
-    _steps: dict[int, list[tuple[Chunk, int, int]]] = field(default_factory=dict)
+    _steps: dict[int, list[tuple[Chunk, int, int, Hashable]]] = field(default_factory=dict)
     _alike: dict[Chunk, list[Chunk]] = field(default_factory=dict)  # the steps each first one stands for
     _programs: dict[int, int] = field(default_factory=dict)
 
-    def steps(self, placed: int) -> list[tuple[Chunk, int, int]]:
+    def steps(self, placed: int) -> list[tuple[Chunk, int, int, Hashable]]:
         """The steps that can come next, one for all those that are the same code (a suite indented
-        deeper, `same`): each as (the first of them, the blocks placed after it, how many they are).
-        Without `same`, every step."""
-        if placed not in self._steps:
-            groups: dict[Hashable, tuple[Chunk, int, list[Chunk]]] = {}
+        deeper, `same`): each as (the first of them, the blocks placed after it, how many they are, their
+        key: Groups). Without `same`, every step."""
+        found = self._steps.get(placed)
+        if found is None:
+            same = self.same
+            groups: dict[Hashable, tuple[Chunk, int, list[Chunk], Hashable]] = {}
             for chunk, after in self.orders.next_chunks(placed):
-                key = chunk if self.same is None else (after, self.same(chunk))
-                groups.setdefault(key, (chunk, after, []))[2].append(chunk)
-            for first, _, alike in groups.values():
+                code = chunk if same is None else same(chunk)
+                group = groups.get((after, code))
+                if group is None:
+                    group = groups[(after, code)] = (chunk, after, [], code)
+                group[2].append(chunk)
+            found = self._steps[placed] = []
+            for first, after, alike, code in groups.values():
                 self._alike.setdefault(first, alike)
-            self._steps[placed] = [(first, after, len(alike)) for first, after, alike in groups.values()]
-        return self._steps[placed]
+                found.append((first, after, len(alike), code))
+        return found
 
     def programs(self, placed: int) -> int:
         """How many different programs begin with the blocks in `placed` (1 once every block is)."""
         if placed == self.orders.full:
             return 1
         if placed not in self._programs:
-            self._programs[placed] = sum(self.programs(after) for _, after, _ in self.steps(placed))
+            self._programs[placed] = sum(self.programs(after) for _, after, _, _ in self.steps(placed))
         return self._programs[placed]
 
     def arrangements(self, chunks: tuple[Chunk, ...]) -> Iterator[tuple[Chunk, ...]]:
@@ -219,14 +227,13 @@ class Groups:
     """The steps run from one state, in the order they run (order.tree: Tree._expand). A thread that
     arrives after its step ran (one whose last step left the state as it was) takes the outcome."""
 
-    def __init__(self, same: Callable[[Chunk], Hashable] | None) -> None:
-        self.same = same
+    def __init__(self) -> None:
         self.work: list[Group] = []
         self._index: dict[Hashable, Group] = {}
 
-    def add(self, step: Chunk, thread: Thread) -> Group:
-        """The group the thread joins (a new one, run last, for a step not met yet)."""
-        key = step if self.same is None else self.same(step)
+    def add(self, step: Chunk, thread: Thread, key: Hashable) -> Group:
+        """The group the thread joins (a new one, run last, for a step not met yet); `key`: the step's
+        (`same`'s, or the step where there is none: Space.steps tells it)."""
         group = self._index.get(key)
         if group is None or group.outcome == STILL:  # (left as it was for those threads, not this one)
             group = self._index[key] = Group(step, [])

@@ -83,7 +83,7 @@ class Tree:
         # compared by the bytes they span, not their whole storages)
         self.graphs = self.spans = False
         self.runs: Hints | None = None
-        self.same: Callable[[Chunk], Hashable] | None = None  # steps with one key are the same code: run once
+        self.same: Callable[[Chunk], Hashable] = lambda step: step  # steps with one key: one code, run once
         self.rebuild: Callable[[], None] | None = None  # setup run again in `ns`: the start anew
         self.rebuilds = self.steps = self.layer = 0  # setups run again; steps run (the check too); layers
         self.budget: Budget | None = None  # time and memory the search may use
@@ -145,37 +145,38 @@ class Tree:
         if aside and aside[0] != self._aside_key:
             raise Opaque("the check changed a variable only it reads")
 
-    def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread]]:
+    def _next(self, thread: Thread) -> Iterator[tuple[Chunk, Thread, Hashable]]:
+        """The steps the thread may take next, each with the thread after it and its key (Groups.add)."""
         if not thread.complete:
-            space = self.spaces[thread.space]
-            full = space.orders.full
+            space, onward = self.spaces[thread.space], self.spaces[thread.space].onward
             if self.share is None:  # one thread for the steps that are the same code (Space.steps)
                 steps = space.steps(thread.placed)
             else:  # (a part of a split search takes its candidates by their steps as they are)
-                steps = [(chunk, after, 1) for chunk, after in space.orders.next_chunks(thread.placed)]
-            for chunk, placed, alike in steps:
-                chunks = (*thread.chunks, chunk)
-                if space.onward is not None and not space.onward.compiles_on(placed):
+                steps = [(c, after, 1, self.same(c)) for c, after in space.orders.next_chunks(thread.placed)]
+            for chunk, placed, alike, key in steps:
+                if onward is not None and not onward.compiles_on(placed):
                     # (no way on compiles; whether the step does is asked just before it would run,
                     # after its failed siblings, Tree._fails: most steps they rule out are never compiled)
                     self.decided += thread.ways * alike * space.orders.completions(placed)
                     continue
+                chunks = (*thread.chunks, chunk)
                 if self.share is None or self.share.allows(chunks):
                     ran, ways = thread.ran + 1, thread.ways * alike
-                    yield chunk, Thread(chunks, placed, placed == full, ran, thread.tag, thread.space, ways)
+                    whole = placed == space.orders.full
+                    yield chunk, Thread(chunks, placed, whole, ran, thread.tag, thread.space, ways), key
             return
         m = len(thread.chunks)
         step = thread.chunks[thread.ran % m] if thread.ran < m * self.repeat else CHECK
-        yield step, thread._replace(ran=thread.ran + 1)
+        yield step, thread._replace(ran=thread.ran + 1), self.same(step)
 
     def _expand(self, node: Node, passed: list[Thread]) -> list[Node]:
         if len(node.threads) == 1 and node.threads[0].complete:
             self._finish(node, passed)
             return []
-        groups = Groups(self.same)  # steps that are the same code run once
+        groups = Groups()  # steps that are the same code run once
         for thread in node.threads:
-            for step, after in self._next(thread):
-                groups.add(step, after)
+            for step, after, key in self._next(thread):
+                groups.add(step, after, key)
         groups.cheap_first()
         if len(groups.work) > 1 and len(node.path) >= ANCHOR_GAP:
             self._anchor(node)
@@ -254,8 +255,8 @@ class Tree:
         """Threads whose last step left the state as they observe it go on from the node's state: each
         joins the group of its next step, or takes its outcome if it ran."""
         for thread in threads:
-            for step, after in self._next(thread):
-                outcome = groups.add(step, after).outcome
+            for step, after, key in self._next(thread):
+                outcome = groups.add(step, after, key).outcome
                 if isinstance(outcome, Node):
                     outcome.threads.append(after)
                 elif outcome is not None:
