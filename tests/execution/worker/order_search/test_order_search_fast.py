@@ -558,10 +558,11 @@ def test_one_slow_sample_does_not_make_copies_look_dear_for_good() -> None:
 
 
 def test_the_search_times_a_sample_of_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Reading a CPU clock cost ~40 us once a step had run, in some phases of these machines (0.3 us in a
-    loop of reads), and the search read one before and after every step, copy and fingerprint: ~1.1 s of
-    the shipped loop's ~4 s search. Each kind of work is now timed on its first runs, then one in EVERY;
-    an untimed run leaves the means as they were."""
+    """Reading a CPU clock cost 20-300 us once a step had run, on these machines (0.3 us in a loop of
+    reads), and the search read one before and after every step, copy and fingerprint: ~1.1 s of the
+    shipped loop's ~4 s search. Each kind of work is now timed on its first runs, then one in EVERY (an
+    untimed run leaves the means as they were), by the wall clock (order.costs: a vDSO read where the
+    machine's clock source allows; a system call where it does not, which the sample keeps rare)."""
     from quizgen.execution.worker.order_search import costs as order_costs
     from quizgen.execution.worker.order_search.tree import Tree
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-# The search's own work is timed in this thread's CPU time: wall-clock time counts the moments another
-# process had the core, and one such sample once made comparing look too dear for a whole search. But
-# reading a CPU clock is dear on these machines once a step has run (~40 us, against 0.3 us in a loop
-# of reads and 0.5 us for a wall clock): read twice around every step, copy and fingerprint, it was
-# ~1.1 s of the shipped loop's ~4 s search. So each kind of work is timed on its first TIMED runs and
-# then one run in EVERY (`timing`): the means follow as well, for an eighth of the reads.
-clock = time.thread_time
+# The search's own work is timed by the wall clock (perf_counter: ~0.3 us a read). A CPU clock would not
+# count the moments another process had the core, but reading one is a system call that costs 20-300 us
+# on these machines once a step has run: the shipped loop's search read the thread's CPU clock 2,024
+# times (already one run in EVERY, `timing`), 0.54-0.67 s of its 3.2-3.5 s. A moment another process
+# had the core makes one sample dear, and a sample counts at most OUTLIER times the mean (`_mean`); a
+# machine busy throughout slows every kind of work alike, and the choices weigh one against another.
+clock = time.perf_counter
 
 SAMPLES = 8  # fingerprints taken before comparing may be judged not worth it
 OUTLIER = 4.0  # the most a single sample counts for, in means so far
@@ -29,7 +29,7 @@ class Costs:
         self._runs: dict[str, int] = {}  # runs of each kind of work so far (`timing`)
 
     def timing(self, kind: str) -> float | None:
-        """The CPU clock now if this run of `kind` of work ("step", "copy", "compare") is to be
+        """The clock now if this run of `kind` of work ("step", "copy", "compare") is to be
         timed, else None (its cost then `since` None, which the means skip)."""
         runs = self._runs[kind] = self._runs.get(kind, 0) + 1
         return clock() if runs <= TIMED or runs % EVERY == 0 else None
