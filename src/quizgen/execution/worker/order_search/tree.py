@@ -195,7 +195,7 @@ class Tree:
                 group.outcome = known
                 continue
             last = i == len(groups.work) - 1
-            self._load(node, last)
+            self._load(node, last, more=len(groups.work) - i - 2)
             if self.budget is not None:
                 self.budget.tick(self._held + len(children))
             still = None if last or len(step) != 1 else self._seen(threads, node)  # (single blocks)
@@ -308,9 +308,10 @@ class Tree:
             return
         node.anchor, node.path = Anchor(copy, node.objects[1], node.live), ()
 
-    def _load(self, node: Node, last: bool) -> None:
+    def _load(self, node: Node, last: bool, more: int | None = None) -> None:
         """Make the namespace hold the node's state: its own objects (on their last use), a copy of
-        them, or a copy of its anchor with the steps since run again."""
+        them (`more`: copies of them still to come, at most), or a copy of its anchor with the steps
+        since run again."""
         if node.objects is not None:
             if last:  # (Thawed: a step changed a tensor states share; Plans.copy asks too)
                 self.shared.kept.verify(node.objects[0])
@@ -321,7 +322,7 @@ class Tree:
             if not node.opaque and not self._rebuild_is_cheaper(node):
                 began = self.costs.timing("copy")
                 try:
-                    copy = self.plans.copy(node, node.objects[0], node.live)
+                    copy = self.plans.copy(node, node.objects[0], node.live, more)
                     self.costs.copied(self.costs.since(began))
                 except Opaque:
                     node.opaque = True
