@@ -62,9 +62,10 @@ class Plans:
     def copy(
         self, holder: Holder, ns: dict[str, object], live: frozenset[str] | None, more: int | None = None
     ) -> dict[str, object]:
-        """A copy of the live part of `ns`, the state `holder` keeps (`more`: how many more copies of it
-        may follow, at most; None: unknown). Raises Opaque, and Thawed when a step changed a tensor the
-        state shares with others (order.kept)."""
+        """A copy of the live part of `ns`, the state `holder` keeps (`more`: the copies of it known to
+        follow, as many as the steps still to run from a node but its last, some of which its siblings
+        may tell without running; None: unknown). Raises Opaque, and Thawed when a step changed a tensor
+        the state shares with others (order.kept)."""
         self.shared.kept.verify(ns)
         if holder.plan is not None:
             self.replayed += 1

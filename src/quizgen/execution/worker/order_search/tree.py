@@ -309,9 +309,9 @@ class Tree:
         node.anchor, node.path = Anchor(copy, node.objects[1], node.live), ()
 
     def _load(self, node: Node, last: bool, more: int | None = None) -> None:
-        """Make the namespace hold the node's state: its own objects (on their last use), a copy of
-        them (`more`: copies of them still to come, at most), or a copy of its anchor with the steps
-        since run again."""
+        """Make the namespace hold the node's state: its own objects (on their last use), a copy of them
+        (`more`: steps left to run from it but the last), or a copy of its anchor with the steps since
+        run again."""
         if node.objects is not None:
             if last:  # (Thawed: a step changed a tensor states share; Plans.copy asks too)
                 self.shared.kept.verify(node.objects[0])
