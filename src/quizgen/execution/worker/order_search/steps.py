@@ -48,9 +48,8 @@ class Runs:
         self._passed: dict[tuple[Hashable, ...], bool] = {}  # by program (`same`, step for step)
         self._where: dict[Chunk, tuple[tuple[int, int], ...]] = {}
         self._beginnings: dict[Chunk, tuple[int, ...]] = {}  # (Runs.beginnings, asked of each sibling)
-        self._numbered: dict[
-            tuple[int, tuple[int, int]], int
-        ] = {}  # each beginning's number, by the one before
+        # each beginning's number (Runs.beginnings), by the number of the one before and its last line
+        self._numbered: dict[tuple[int, tuple[int, int]], int] = {}
         self._broken: dict[Chunk, bool] = {}
         self.reached: Reached | None = None  # the lines the last failed step ran, and what follows them
         self.budget = Budget(0)  # what the search may spend (set once the candidates are counted)
