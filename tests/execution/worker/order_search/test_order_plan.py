@@ -172,6 +172,19 @@ def test_a_state_is_planned_on_its_second_copy() -> None:
     assert all(_fingerprint(copy, frozenset(ns)) == _fingerprint(ns, frozenset(ns)) for copy in copies)
 
 
+def test_a_state_with_few_copies_to_follow_is_not_planned() -> None:
+    """Recording a plan costs more than a copy by the walk (1.3-1.6 of one): a node's second copy
+    records one only when at least PLAN_PAYS more copies of it may follow (the steps still to run)."""
+    ns = _state()
+    plans, few, enough = order_plan.Plans(order_state.Shared()), _Holder(), _Holder()
+    for more in range(order_plan.PLAN_PAYS - 1, -1, -1):  # the second copy has PLAN_PAYS - 2 to follow
+        plans.copy(few, ns, None, more)
+    assert few.plan is None and plans.recorded == 0
+    for more in range(order_plan.PLAN_PAYS + 1, -1, -1):  # the second copy has PLAN_PAYS to follow
+        plans.copy(enough, ns, None, more)
+    assert enough.plan is not None and (plans.recorded, plans.replayed) == (1, order_plan.PLAN_PAYS)
+
+
 def test_an_indented_loop_is_searched_alike_with_plans(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(order_runs, "SMALL", 0.0)  # (fast, however small)
     # States copied, never rebuilt from setup: the search chooses by the costs it measures, and on a busy
