@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -22,7 +22,7 @@ from quizgen import verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
-from quizgen.errors import CardErrors, InternalError, Location, Problem
+from quizgen.errors import CardErrors, InternalError, Location, Problem, QuizgenError
 from quizgen.execution import timeouts
 from quizgen.execution.cache import Cache, for_output
 from quizgen.execution.protocol import Outcome
@@ -115,15 +115,18 @@ def check(options: Options) -> Report:
     cache = for_output(options.out_dir, options.use_cache)
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
+    held = contextlib.ExitStack()  # (the environments the early pools run under, in use meanwhile)
+    others = _early_matrix(options, early, held) if early is not None else {}
     try:
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
-        report = _check(changed, cache)
+        report = _check(changed, cache, others)
         cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool
         return report
     finally:
         cache.close()  # writes the results still held
-        if early is not None:
-            _stop(early)
+        for pool in [*([early] if early is not None else []), *others.values()]:
+            _stop(pool)
+        held.close()
 
 
 def _card_sources(options: Options) -> str:
@@ -150,6 +153,32 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
     warm = known is None
     python = environments.runs_under(options.torch)
     return pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
+
+
+def _early_matrix(options: Options, early: Pool, held: contextlib.ExitStack) -> dict[str, Pool]:
+    """Pools for the other versions of the project's torch matrix, started with the early one: each
+    imports its torch on a core the first pool's import leaves idle, not after the installed torch's jobs
+    (the shipped deck's cold build waited 1.1 s for torch 1.13.1's pool there, every core but one idle).
+    None where the settings do not read (the check reports them) or a version is not provisioned; each
+    environment is held in use (`held`) until its pool is closed."""
+    if options.torch:  # (the whole run is under another torch: no matrix around it)
+        return {}
+    try:
+        project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
+    except QuizgenError:
+        return {}
+    from quizgen.execution import pool
+
+    started: dict[str, Pool] = {}
+    for version in matrix.others(project.torch):
+        try:
+            if (python := environments.python_for(version)) is None:
+                continue
+            held.enter_context(environments.using(python))
+        except QuizgenError:  # (removed meanwhile: the matrix says so in its own words)
+            continue
+        started[version] = pool.Pool(options.jobs, options.memory, early.warm, options.sandbox, python)
+    return started
 
 
 def _stop(early: Pool) -> None:
@@ -179,7 +208,7 @@ def _project_defaults(decks: list[Deck], project: settings.Settings) -> None:
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
 
 
-def _check(options: Options, cache: Cache) -> Report:
+def _check(options: Options, cache: Cache, early: Mapping[str, Pool] | None = None) -> Report:
     from quizgen.constants import LOCK_NAME
 
     start = time.perf_counter()
@@ -201,8 +230,9 @@ def _check(options: Options, cache: Cache) -> Report:
         plan.verified(key, outcome)
     _execute(options, plan, project.timeout, judging, cache)
     torch = matrix.check(
-        options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs
-    )
+        options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs,
+        early,
+    )  # fmt: skip
     if options.matrix and not options.torch:  # every typed range, run on the releases at its bounds
         found = bounds.check(
             options, project.torch, cards, plan.jobs, plan.part_jobs, plan.outcome_of, cache, project.timeout

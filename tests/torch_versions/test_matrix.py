@@ -335,6 +335,42 @@ def test_real_torch_113_verifies_the_shipped_deck(
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
+def test_real_torch_113_its_pool_starts_with_the_installed_ones_and_runs_its_jobs(
+    tmp_path: Path, torch_113: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cards changed since the last check: the pool of every other version of the matrix starts with the
+    installed torch's, before a card is read (its torch imports on an idle core meanwhile), and runs that
+    version's jobs; an unchanged project starts none."""
+    from quizgen.execution import pool as pools
+
+    started: list[tuple[str, bool]] = []  # (the pool's torch: "installed" or a version, read yet)
+    loaded: list[bool] = []
+
+    class Recorded(pools.Pool):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            python = kwargs.get("python", args[4] if len(args) > 4 else None)
+            started.append((OLD if python else "installed", bool(loaded)))
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def load(*args: object) -> object:
+        loaded.append(True)
+        return reading(*args)
+
+    reading = pipeline._load
+    monkeypatch.setattr(pools, "Pool", Recorded)
+    monkeypatch.setattr(pipeline, "_load", load)
+    root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
+    assert started == [("installed", False), (OLD, False)]  # both before the cards were read; no other
+    assert report.torch_ran == {OLD: (1, 0)}
+    known = report.decks[0].cards[0].torch
+    assert known is not None and known.answers == {OLD: "tensor([0., 0.])", INSTALLED: "None"}
+    started.clear()
+    pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
+    assert started == []
+
+
 def test_learners_are_judged_on_the_installed_torch_when_the_matrix_lists_a_newer_one(
     tmp_path: Path, options: Callable[..., pipeline.Options]
 ) -> None:

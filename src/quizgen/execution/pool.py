@@ -142,7 +142,7 @@ class Pool:
         sandbox: str = "auto",
         python: Path | None = None,
     ) -> None:
-        self.jobs, self.memory = jobs, memory
+        self.jobs, self.memory, self.warm = jobs, memory, warm
         self.torch_version = ""  # what the worker imported (known once ready)
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)

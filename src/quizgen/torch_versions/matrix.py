@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from quizgen import kinds
 from quizgen.answers import placeholders
@@ -31,6 +31,9 @@ from quizgen.torch_versions.installed import of as torch_of
 from quizgen.torch_versions.installed import release as installed
 from quizgen.torch_versions.running import run_under
 from quizgen.verify import indent
+
+if TYPE_CHECKING:
+    from quizgen.execution.pool import Pool
 
 Recorded = dict[str, dict[str, dict[str, str]]]  # version -> card id -> {"answer": ..., "job": ...}
 TABLE = "torch"  # the lock's section of recorded answers
@@ -139,10 +142,12 @@ def check(
     cache: Cache,
     project_timeout: float,
     parts: Mapping[str, Mapping[str, Job]] | None = None,
+    early: Mapping[str, Pool] | None = None,
 ) -> Checked:
     """Every card's answer on every version of the matrix, compared with the installed torch's; and what
     else a learner reads of it (cited values, output, variants) checked on each (torch_versions/labelled.py).
-    `parts` are the cards' further jobs (a value card's variants) by card id."""
+    `parts` are the cards' further jobs (a value card's variants) by card id; `early`, pools already
+    started for some versions (pipeline: their torch imported while the installed one's jobs ran)."""
     from quizgen.render.manifest import LOCK_NAME
 
     checked = Checked()
@@ -167,7 +172,8 @@ def check(
             continue
         if (python := _python_for(version)) is not None:
             work = work_of(ran, jobs, parts or {})
-            outcomes = run_on(options, version, python, work, cache, project_timeout, checked)
+            pool = (early or {}).get(version)
+            outcomes = run_on(options, version, python, work, cache, project_timeout, checked, pool)
             for card in ran:
                 if (run := with_parts(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
                     continue
@@ -353,9 +359,11 @@ def run_on(
     cache: Cache,
     project_timeout: float,
     checked: Checked | None = None,
+    early: Pool | None = None,
 ) -> dict[str, tuple[str, Outcome]]:
     """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
-    where it ran before; what ran is not cached here (`check` keeps what a card is true with)."""
+    where it ran before; what ran is not cached here (`check` keeps what a card is true with). `early`: a
+    pool already started under `python`, used here if there is work (its starter closes it)."""
     from quizgen.execution.pool import Pool
 
     cards: dict[str, list[Card]] = {}
@@ -373,7 +381,7 @@ def run_on(
         checked.ran[version] = (len(todo), len(found))
     if todo:
         workers = max(1, min(options.jobs, len(todo)))
-        pool = Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
+        pool = early or Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
         done = 0
 
         def shown(key: str, outcome: Outcome) -> bool:
@@ -387,7 +395,8 @@ def run_on(
             ran = run_under(options, todo, cards, python, project_timeout, shown, pool=pool, jobs=workers)
         finally:
             stderr = pool.stderr_tail()
-            pool.close()
+            if early is None:
+                pool.close()
         for key, outcome in ran.items():
             if outcome.internal is not None:
                 where = f"while running {cards[key][0].location} on torch {version}"
