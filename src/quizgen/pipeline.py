@@ -22,7 +22,7 @@ from quizgen import verify
 from quizgen.cards import loader, syntax, text
 from quizgen.cards.model import Card, Deck, Tolerance, TorchAnswers, VerifiedCard, VerifiedDeck
 from quizgen.constants import DEFAULT_MEMORY, MAX_TIMEOUT
-from quizgen.errors import CardErrors, InternalError, Location, Problem, QuizgenError
+from quizgen.errors import CardErrors, InternalError, Location, Problem
 from quizgen.execution import timeouts
 from quizgen.execution.cache import Cache, for_output
 from quizgen.execution.protocol import Outcome
@@ -31,7 +31,7 @@ from quizgen.project import confine, files, settings, state, told_once
 from quizgen.project.store import Memo
 from quizgen.report import guessers
 from quizgen.terminal import ProgressLine
-from quizgen.torch_versions import bounds, changed, environments, judged, matrix
+from quizgen.torch_versions import bounds, changed, environments, judged, matrix, versioned
 from quizgen.torch_versions.running import run_under
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def check(options: Options) -> Report:
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
     held = contextlib.ExitStack()  # (the environments the early pools run under, in use meanwhile)
-    others = _early_matrix(options, early, held) if early is not None else {}
+    others = versioned.start_early(options, early.warm, held) if early is not None else {}
     try:
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
         report = _check(changed, cache, others)
@@ -153,32 +153,6 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
     warm = known is None
     python = environments.runs_under(options.torch)
     return pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
-
-
-def _early_matrix(options: Options, early: Pool, held: contextlib.ExitStack) -> dict[str, Pool]:
-    """Pools for the other versions of the project's torch matrix, started with the early one: each
-    imports its torch on a core the first pool's import leaves idle, not after the installed torch's jobs
-    (the shipped deck's cold build waited 1.1 s for torch 1.13.1's pool there, every core but one idle).
-    None where the settings do not read (the check reports them) or a version is not provisioned; each
-    environment is held in use (`held`) until its pool is closed."""
-    if options.torch:  # (the whole run is under another torch: no matrix around it)
-        return {}
-    try:
-        project = settings.load(options.cards_dir, float("inf") if options.timeout else options.max_timeout)
-    except QuizgenError:
-        return {}
-    from quizgen.execution import pool
-
-    started: dict[str, Pool] = {}
-    for version in matrix.others(project.torch):
-        try:
-            if (python := environments.python_for(version)) is None:
-                continue
-            held.enter_context(environments.using(python))
-        except QuizgenError:  # (removed meanwhile: the matrix says so in its own words)
-            continue
-        started[version] = pool.Pool(options.jobs, options.memory, early.warm, options.sandbox, python)
-    return started
 
 
 def _stop(early: Pool) -> None:

@@ -22,7 +22,7 @@ def bisect(options: Any, card_id: str, add: bool, say: Callable[[str], None]) ->
     from quizgen.project import lock
     from quizgen.render.stage import build_lock
     from quizgen.report.show import found_card
-    from quizgen.torch_versions import matrix
+    from quizgen.torch_versions import versioned
 
     report = pipeline.check(options)
     deck, vc = found_card(report, card_id)
@@ -44,7 +44,9 @@ def bisect(options: Any, card_id: str, add: bool, say: Callable[[str], None]) ->
         if python is None:
             say(f"torch {release}: provisioning it ({environments.DOWNLOAD})")
             python = environments.provision(release, environments.progress_to(say)).python
-        ran = matrix.run_on(options, release, python, {card.id: (card, job)}, cache, report.settings.timeout)
+        ran = versioned.run_on(
+            options, release, python, {card.id: (card, job)}, cache, report.settings.timeout
+        )
         key, outcome = ran[card.id]
         if not outcome.ok:
             raise QuizgenError(f"{card.location}: fails on torch {release}: {outcome.error or 'no answer'}")

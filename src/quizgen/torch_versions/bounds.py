@@ -22,7 +22,7 @@ from quizgen.cards.model import Card, Tolerance
 from quizgen.errors import Problem, count
 from quizgen.execution.cache import Cache
 from quizgen.execution.protocol import Job, Outcome
-from quizgen.torch_versions import changed, environments, labelled, matrix, versions
+from quizgen.torch_versions import changed, environments, labelled, matrix, versioned, versions
 from quizgen.torch_versions import installed as installed_torch
 from quizgen.torch_versions.running import machine_failure
 
@@ -243,7 +243,7 @@ def _run(
         for _ in range(2):
             if python is None or not todo:
                 break
-            outcomes = matrix.run_on(
+            outcomes = versioned.run_on(
                 options, release, python, matrix.work_of(todo, jobs, parts), cache, project_timeout
             )
             for card in todo:

@@ -22,14 +22,12 @@ from quizgen.answers import placeholders
 from quizgen.cards import schema
 from quizgen.cards.model import Card, TorchAnswers
 from quizgen.constants import MAX_ANSWER_TEXT
-from quizgen.errors import InternalError, Problem, QuizgenError
-from quizgen.execution.cache import Cache, _without_places, job_key
+from quizgen.errors import Problem, QuizgenError
+from quizgen.execution.cache import Cache, _without_places
 from quizgen.execution.protocol import Job, Outcome, place
 from quizgen.project import lockfile
-from quizgen.torch_versions import changed, labelled, versions
-from quizgen.torch_versions.installed import of as torch_of
+from quizgen.torch_versions import changed, labelled, versioned, versions
 from quizgen.torch_versions.installed import release as installed
-from quizgen.torch_versions.running import run_under
 from quizgen.verify import indent
 
 if TYPE_CHECKING:
@@ -84,11 +82,6 @@ def recorded_note(version: str, missing: str = "") -> str:
         f"torch {version} not provisioned: using the answers recorded in quizgen.lock{missing}; "
         f"`quizgen torch add {version}` to verify"
     )
-
-
-def others(matrix: tuple[str, ...]) -> list[str]:
-    """The matrix's versions besides the installed one, oldest first."""
-    return [v for v in versions.ordered(matrix) if not versions.same(v, installed())]
 
 
 def content(job: Job) -> str:
@@ -146,14 +139,13 @@ def check(
 ) -> Checked:
     """Every card's answer on every version of the matrix, compared with the installed torch's; and what
     else a learner reads of it (cited values, output, variants) checked on each (torch_versions/labelled.py).
-    `parts` are the cards' further jobs (a value card's variants) by card id; `early`, pools already
-    started for some versions (pipeline: their torch imported while the installed one's jobs ran)."""
+    `parts` are the cards' further jobs (a value card's variants) by card id; `early`, pools by version."""
     from quizgen.render.manifest import LOCK_NAME
 
     checked = Checked()
     if options.torch:  # the whole run is under another torch (`check --torch`): no matrix around it
         return checked
-    extra = others(matrix)
+    extra = versioned.others(matrix)
     _ranges(cards, extra, checked)
     missing = [v for v in extra if _python_for(v) is None]
     if not extra or changed.unreleased(options.cards_dir, missing, checked.problems):
@@ -172,8 +164,8 @@ def check(
             continue
         if (python := _python_for(version)) is not None:
             work = work_of(ran, jobs, parts or {})
-            pool = (early or {}).get(version)
-            outcomes = run_on(options, version, python, work, cache, project_timeout, checked, pool)
+            pool = (early or {}).get(version)  # (started with the installed torch's: versioned.start_early)
+            outcomes = versioned.run_on(options, version, python, work, cache, project_timeout, checked, pool)
             for card in ran:
                 if (run := with_parts(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
                     continue
@@ -349,60 +341,3 @@ def _python_for(version: str) -> Path | None:
     from quizgen.torch_versions import environments
 
     return environments.python_for(version)
-
-
-def run_on(
-    options: Options,
-    version: str,
-    python: Path,
-    work: dict[str, tuple[Card, Job]],
-    cache: Cache,
-    project_timeout: float,
-    checked: Checked | None = None,
-    early: Pool | None = None,
-) -> dict[str, tuple[str, Outcome]]:
-    """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
-    where it ran before; what ran is not cached here (`check` keeps what a card is true with). `early`: a
-    pool already started under `python`, used here if there is work (its starter closes it)."""
-    from quizgen.execution.pool import Pool
-
-    cards: dict[str, list[Card]] = {}
-    labels: dict[str, list[str]] = {}
-    runs = torch_of(python)  # results are cached by the torch that gave them
-    keyed: dict[str, Job] = {}
-    for label, (card, job) in work.items():
-        key = job_key(job, runs)
-        cards.setdefault(key, []).append(card)
-        labels.setdefault(key, []).append(label)
-        keyed[key] = job
-    found = cache.get_many(keyed)
-    todo = {key: job for key, job in keyed.items() if key not in found}
-    if checked is not None:
-        checked.ran[version] = (len(todo), len(found))
-    if todo:
-        workers = max(1, min(options.jobs, len(todo)))
-        pool = early or Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
-        done = 0
-
-        def shown(key: str, outcome: Outcome) -> bool:
-            nonlocal done
-            done += 1
-            if options.progress is not None:
-                options.progress(done, len(todo))
-            return True
-
-        try:
-            ran = run_under(options, todo, cards, python, project_timeout, shown, pool=pool, jobs=workers)
-        finally:
-            stderr = pool.stderr_tail()
-            if early is None:
-                pool.close()
-        for key, outcome in ran.items():
-            if outcome.internal is not None:
-                where = f"while running {cards[key][0].location} on torch {version}"
-                raise InternalError(where, outcome.internal, stderr)
-            found[key] = outcome
-            timed = checked.timed if checked is not None else {}  # (--timings)
-            for where in {f"{card.location} (torch {version})" for card in cards[key]}:
-                timed[where] = timed.get(where, 0.0) + outcome.seconds
-    return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
