@@ -22,7 +22,7 @@ from quizgen.execution.cache import for_output, job_key
 from quizgen.execution.protocol import Job
 from quizgen.planning import plan_jobs
 from quizgen.project import settings
-from quizgen.torch_versions import environments, judged, matrix, versions
+from quizgen.torch_versions import environments, judged, matrix, versioned, versions
 
 
 def planned(cards_dir: Path) -> dict[str, list[Job]]:
@@ -38,7 +38,7 @@ def planned(cards_dir: Path) -> dict[str, list[Job]]:
     for version, keys in groups.items():
         runs.setdefault(str(judging.python(version)), {}).update({k: plan.work[k] for k in keys})
     cards = [card for _, card in loader.iter_cards(decks)]
-    for version in matrix.others(project.torch):
+    for version in versioned.others(project.torch):
         python = environments.python_for(version)
         if python is None:
             continue

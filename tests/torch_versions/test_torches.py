@@ -232,7 +232,7 @@ def test_remove(envs: Path) -> None:
 
 def test_remove_refuses_a_version_a_pool_runs_under(envs: Path, runner: CliRunner) -> None:
     made = provision("2.0.1")
-    with environments.using(made.python):  # as matrix.run_on and drift hold it while their pool runs
+    with environments.using(made.python):  # as versioned.run_on and drift hold it while their pool runs
         result = runner.invoke(cli, ["torch", "remove", "2.0.1"])
         assert (result.exit_code, result.output) == (
             1,
