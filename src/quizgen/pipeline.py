@@ -116,8 +116,10 @@ def check(options: Options) -> Report:
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
     held = contextlib.ExitStack()  # (the environments the early pools run under, in use meanwhile)
-    others = versioned.start_early(options, early.warm, held) if early is not None else {}
+    others: dict[str, Pool] = {}
     try:
+        if early is not None:  # (inside: a pool that cannot start leaves the others stopped)
+            others = versioned.start_early(options, early.warm, held)
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
         report = _check(changed, cache, others)
         cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool

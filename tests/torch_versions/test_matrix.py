@@ -371,6 +371,28 @@ def test_real_torch_113_its_pool_starts_with_the_installed_ones_and_runs_its_job
     assert started == []
 
 
+@pytest.mark.slow
+def test_real_torch_113_an_early_pool_that_cannot_start_stops_the_one_started(
+    tmp_path: Path, torch_113: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quizgen.execution import pool as pools
+
+    made: list[pools.Pool] = []
+
+    class Refused(pools.Pool):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            if kwargs.get("python", args[4] if len(args) > 4 else None) is not None:
+                raise pools.SandboxUnavailable("the sandbox cannot start: refused")
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    monkeypatch.setattr(pools, "Pool", Refused)
+    root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])
+    with pytest.raises(pools.SandboxUnavailable, match="refused"):
+        pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
+    assert len(made) == 1 and made[0].proc.poll() is not None  # the installed torch's: stopped
+
+
 def test_learners_are_judged_on_the_installed_torch_when_the_matrix_lists_a_newer_one(
     tmp_path: Path, options: Callable[..., pipeline.Options]
 ) -> None:

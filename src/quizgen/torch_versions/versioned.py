@@ -77,7 +77,13 @@ def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -
             held.enter_context(environments.using(python))
         except QuizgenError:  # (removed meanwhile: the matrix says so in its own words)
             continue
-        started[version] = pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
+        try:
+            started[version] = pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
+        except BaseException:  # (the sandbox cannot start: the pools started so far go too)
+            for made in started.values():
+                made.proc.kill()
+                made.close()
+            raise
     return started
 
 
