@@ -115,19 +115,18 @@ def check(options: Options) -> Report:
     cache = for_output(options.out_dir, options.use_cache)
     sources = _card_sources(options)
     early = _early_pool(options, cache, sources)
-    held = contextlib.ExitStack()  # (the environments the early pools run under, in use meanwhile)
-    others: dict[str, Pool] = {}
+    held = contextlib.ExitStack()  # the early pools, stopped at the end, and the environments they run under
+    if early is not None:
+        held.callback(early.stop)
     try:
-        if early is not None:  # (inside: a pool that cannot start leaves the others stopped)
-            others = versioned.start_early(options, early.warm, held)
+        # (inside: a pool that cannot start leaves those started before it stopped)
+        others = versioned.start_early(options, early.warm, held) if early is not None else {}
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
         report = _check(changed, cache, others)
         cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool
         return report
     finally:
         cache.close()  # writes the results still held
-        for pool in [*([early] if early is not None else []), *others.values()]:
-            _stop(pool)
         held.close()
 
 
@@ -155,12 +154,6 @@ def _early_pool(options: Options, cache: Cache, sources: str) -> Pool | None:
     warm = known is None
     python = environments.runs_under(options.torch)
     return pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
-
-
-def _stop(early: Pool) -> None:
-    if not early.used:
-        early.proc.kill()  # never asked for anything: do not wait for torch to finish importing
-    early.close()
 
 
 def _load(

@@ -324,6 +324,13 @@ class Pool:
                 self.proc.wait()
         self.stderr.close()
 
+    def stop(self) -> None:
+        """Close the pool; one never asked for anything is killed first (started early and not needed:
+        no wait for torch to finish importing)."""
+        if not self.used:
+            self.proc.kill()
+        self.close()
+
     def __enter__(self) -> Pool:
         return self
 

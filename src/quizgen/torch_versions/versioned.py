@@ -59,8 +59,8 @@ def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -
     installed torch's early one (pipeline, `warm` as it is): each imports its torch on a core that import
     leaves idle, not after the installed torch's jobs (the shipped deck's cold build waited 1.1 s for
     torch 1.13.1's pool there, every core but one idle). None where the settings do not read (the check
-    reports them) or a version is not provisioned; each environment is held in use (`held`) until its
-    pool is closed (its starter closes it, used or not)."""
+    reports them) or a version is not provisioned. `held` stops each pool (Pool.stop) and then frees its
+    environment, held in use meanwhile, when its starter closes it."""
     if options.torch:  # (the whole run is under another torch: no matrix around it)
         return {}
     try:
@@ -77,13 +77,8 @@ def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -
             held.enter_context(environments.using(python))
         except QuizgenError:  # (removed meanwhile: the matrix says so in its own words)
             continue
-        try:
-            started[version] = pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
-        except BaseException:  # (the sandbox cannot start: the pools started so far go too)
-            for made in started.values():
-                made.proc.kill()
-                made.close()
-            raise
+        started[version] = pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
+        held.callback(started[version].stop)
     return started
 
 
