@@ -36,16 +36,17 @@ TIMINGS_SHOWN = 5  # lines of --timings's list in the report
 # quizgen as it runs from the command line, telling its CPU time and that of every process it waited for,
 # and the CPU its pools' workers measured for each kind of job (an order search: "search").
 MEASURED = """
-import atexit, json, os, resource, runpy, sys
+import atexit, json, os, resource, runpy, sys, threading
 from quizgen.execution import pool
-spent = {}
+spent, counting = {}, threading.Lock()  # (another version's jobs run in a thread of their own)
 plain = pool.execute
 def execute(work, **kw):
     outcomes = plain(work, **kw)
-    for key, outcome in outcomes.items():
-        kind = work[key]["type"]
-        jobs, cpu = spent.get(kind, (0, 0.0))
-        spent[kind] = (jobs + 1, cpu + outcome.cpu)
+    with counting:
+        for key, outcome in outcomes.items():
+            kind = work[key]["type"]
+            jobs, cpu = spent.get(kind, (0, 0.0))
+            spent[kind] = (jobs + 1, cpu + outcome.cpu)
     return outcomes
 pool.execute = execute  # (looked up when a run starts: torch_versions/running.py)
 def tell():

@@ -22,7 +22,7 @@ from quizgen.execution.cache import for_output, job_key
 from quizgen.execution.protocol import Job
 from quizgen.planning import plan_jobs
 from quizgen.project import settings
-from quizgen.torch_versions import environments, judged, matrix, versioned, versions
+from quizgen.torch_versions import environments, judged, matrix, versioned
 
 
 def planned(cards_dir: Path) -> dict[str, list[Job]]:
@@ -42,10 +42,7 @@ def planned(cards_dir: Path) -> dict[str, list[Job]]:
         python = environments.python_for(version)
         if python is None:
             continue
-        ran = [
-            c for c in cards if not c.judged_on and c.id in plan.jobs and versions.in_range(version, c.torch)
-        ]
-        work = matrix.work_of(ran, plan.jobs, plan.part_jobs).values()
+        work = matrix.work_of(matrix.run_there(cards, plan.jobs, version), plan.jobs, plan.part_jobs).values()
         runs.setdefault(str(python), {}).update({job_key(job, version): job for _, job in work})
     return {python: list(jobs.values()) for python, jobs in runs.items()}
 

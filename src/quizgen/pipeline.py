@@ -122,7 +122,7 @@ def check(options: Options) -> Report:
         # (inside: a pool that cannot start leaves those started before it stopped)
         others = versioned.start_early(options, early.warm, held) if early is not None else {}
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
-        report = _check(changed, cache, others)
+        report = _check(changed, cache, others, held)
         cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool
         return report
     finally:
@@ -177,7 +177,7 @@ def _project_defaults(decks: list[Deck], project: settings.Settings) -> None:
         deck.shuffle = project.shuffle if deck.shuffle is None else deck.shuffle
 
 
-def _check(options: Options, cache: Cache, early: Mapping[str, Pool] | None = None) -> Report:
+def _check(options: Options, cache: Cache, early: Mapping[str, Pool], held: contextlib.ExitStack) -> Report:
     from quizgen.constants import LOCK_NAME
 
     start = time.perf_counter()
@@ -197,10 +197,15 @@ def _check(options: Options, cache: Cache, early: Mapping[str, Pool] | None = No
     plan.warnings += text_warnings
     for key, outcome in plan.outcomes.items():
         plan.verified(key, outcome)
+    # The other versions' jobs start now, beside the installed torch's run; stopped once this one fails.
+    ahead = matrix.ahead(
+        options, cards, plan.jobs, plan.part_jobs, cache, project.timeout, early, lambda: bool(plan.problems),
+        held,
+    )  # fmt: skip
     _execute(options, plan, project.timeout, judging, cache)
     torch = matrix.check(
         options, project.torch, cards, plan.jobs, plan.outcome_of, cache, project.timeout, plan.part_jobs,
-        early,
+        ahead,
     )  # fmt: skip
     if options.matrix and not options.torch:  # every typed range, run on the releases at its bounds
         found = bounds.check(

@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -369,6 +370,66 @@ def test_real_torch_113_its_pool_starts_with_the_installed_ones_and_runs_its_job
     started.clear()
     pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
     assert started == []
+
+
+@pytest.mark.slow
+def test_real_torch_113_its_jobs_run_beside_the_installed_ones(
+    tmp_path: Path, torch_113: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1.13.1 job runs on its early pool before the installed torch runs a job (a job is the same
+    whatever that torch answers), and the matrix takes its outcome: nothing more runs there."""
+    from quizgen.torch_versions import versioned
+
+    made: list[versioned.Ahead] = []
+    ran: list[list[str]] = []  # the cards of each run under 1.13.1
+    before: list[int] = []  # outcomes in when the installed torch's run began
+
+    class Recorded(versioned.Ahead):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    def run_under(options: Any, work: Any, cards: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(sorted(c.id for key in work for c in cards[key]))
+        return running(options, work, cards, *args, **kwargs)
+
+    def execute(*args: Any) -> Any:
+        before.extend(len(ahead.wait(None)) for ahead in made)
+        return executing(*args)
+
+    running, executing = versioned.run_under, pipeline._execute
+    monkeypatch.setattr(versioned, "Ahead", Recorded)
+    monkeypatch.setattr(versioned, "run_under", run_under)
+    monkeypatch.setattr(pipeline, "_execute", execute)
+    root = make(tmp_path, deck("varies_with_torch: true"), [OLD, INSTALLED])
+    report = pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
+    assert before == [1] and ran == [["zero-grad-default"]]
+    assert report.torch_ran == {OLD: (1, 0)}
+    known = report.decks[0].cards[0].torch
+    assert known is not None and known.answers == {OLD: "tensor([0., 0.])", INSTALLED: "None"}
+    assert made[0].pool.proc.poll() is not None  # stopped with the build
+
+
+@pytest.mark.slow
+def test_real_torch_113_a_build_that_fails_on_the_installed_torch_leaves_no_pool_running(
+    tmp_path: Path, torch_113: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from quizgen.execution import pool as pools
+
+    made: list[pools.Pool] = []
+
+    class Recorded(pools.Pool):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(pools, "Pool", Recorded)
+    root = make(
+        tmp_path, deck("varies_with_torch: true").replace("answer: null", "answer: 0.5"), [OLD, INSTALLED]
+    )
+    with pytest.raises(CardErrors, match="zero-grad-default"):
+        pipeline.build(pipeline.Options(cards_dir=root / "cards", out_dir=root / "build", jobs=1))
+    assert len(made) == 2 and all(p.proc.poll() is not None for p in made)
 
 
 @pytest.mark.slow

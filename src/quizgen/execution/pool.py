@@ -5,8 +5,7 @@ That process is started so that nothing of the project runs in it before its san
 in `/` (never the project), with an isolated import path (`-P -s`: no working folder or script folder,
 no user site-packages; quizgen's own folder first), and an environment built from nothing
 (`environment`), so no variable of the user's (tokens, keys) reaches a snippet.
-A pool may run under another torch (`python`: an environment's Python, made by
-torch_versions/environments.py);
+A pool may run under another torch (`python`: an environment's Python, torch_versions/environments.py);
 its import path then holds quizgen alone, so nothing of quizgen's own environment (its torch) is seen.
 """
 
@@ -324,11 +323,15 @@ class Pool:
                 self.proc.wait()
         self.stderr.close()
 
+    def kill(self) -> None:
+        """End the pool at once, whatever it runs: a run reading from it then finds it gone."""
+        self.proc.kill()
+
     def stop(self) -> None:
         """Close the pool; one never asked for anything is killed first (started early and not needed:
         no wait for torch to finish importing)."""
         if not self.used:
-            self.proc.kill()
+            self.kill()
         self.close()
 
     def __enter__(self) -> Pool:

@@ -10,6 +10,7 @@ card must declare (`varies_with_torch: true`); a card about some versions only s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -135,11 +136,12 @@ def check(
     cache: Cache,
     project_timeout: float,
     parts: Mapping[str, Mapping[str, Job]] | None = None,
-    early: Mapping[str, Pool] | None = None,
+    early: Mapping[str, versioned.Ahead] | None = None,
 ) -> Checked:
     """Every card's answer on every version of the matrix, compared with the installed torch's; and what
     else a learner reads of it (cited values, output, variants) checked on each (torch_versions/labelled.py).
-    `parts` are the cards' further jobs (a value card's variants) by card id; `early`, pools by version."""
+    `parts` are the cards' further jobs (a value card's variants) by card id; `early`, by version, what
+    runs ahead there (`ahead`)."""
     from quizgen.render.manifest import LOCK_NAME
 
     checked = Checked()
@@ -159,13 +161,12 @@ def check(
     answers: dict[str, dict[str, str]] = {card_id: {} for card_id in mine}
     ran_on: dict[str, dict[str, tuple[list[str], Outcome]]] = {}  # card id -> version -> (keys, outcome)
     for version in extra:
-        ran = [c for c in mine.values() if versions.in_range(version, c.torch)]
-        if not ran:  # (the cards run on it are judged on it: quizgen/torch_versions/judged.py)
+        if not (ran := run_there(list(mine.values()), jobs, version)):  # (judged on it: judged.py)
             continue
         if (python := _python_for(version)) is not None:
             work = work_of(ran, jobs, parts or {})
-            pool = (early or {}).get(version)  # (started with the installed torch's: versioned.start_early)
-            outcomes = versioned.run_on(options, version, python, work, cache, project_timeout, checked, pool)
+            on = (early or {}).get(version)  # (started with the installed torch's: versioned.start_early)
+            outcomes = versioned.run_on(options, version, python, work, cache, project_timeout, checked, on)
             for card in ran:
                 if (run := with_parts(card, jobs[card.id], (parts or {}).get(card.id, {}), outcomes)) is None:
                     continue
@@ -218,6 +219,34 @@ def _settled(
         if answers[version] == shown:  # (an answer that differs is _compare's to report)
             checked.problems += labelled.problems(card, version, installed(), primary, outcome)
     return dict(sorted(answers.items(), key=lambda kv: versions.key(kv[0])))
+
+
+def run_there(cards: list[Card], jobs: Mapping[str, Job], version: str) -> list[Card]:
+    """The cards the matrix runs on `version` (of those it is given): in their range, with a job, and
+    not judged on one version alone (judged.py)."""
+    return [c for c in cards if not c.judged_on and c.id in jobs and versions.in_range(version, c.torch)]
+
+
+def ahead(
+    options: Options,
+    cards: list[Card],
+    jobs: Mapping[str, Job],
+    parts: Parts,
+    cache: Cache,
+    project_timeout: float,
+    pools: Mapping[str, Pool],
+    stopping: Callable[[], bool],
+    held: contextlib.ExitStack,
+) -> dict[str, versioned.Ahead]:
+    """Each early pool's jobs started now (versioned.Ahead), beside the installed torch's run: those of
+    every card that `check` runs there should it pass. `held` cancels each when it closes."""
+    started = {}
+    for version, pool in pools.items():
+        if (python := _python_for(version)) is not None:
+            work = work_of(run_there(cards, jobs, version), jobs, parts)
+            started[version] = versioned.Ahead(options, python, work, cache, project_timeout, pool, stopping)
+            held.callback(started[version].cancel)
+    return started
 
 
 def work_of(cards: list[Card], jobs: Mapping[str, Job], parts: Parts) -> dict[str, tuple[Card, Job]]:

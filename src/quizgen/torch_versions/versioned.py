@@ -1,10 +1,12 @@
 """Jobs run under another torch version of the project's matrix: from the cache where they ran before,
-else on a pool of that version's environment, one started early where the build has one (`start_early`).
-The matrix, its typed ranges' bounds and `torch bisect` run there."""
+else on a pool of that version's environment, one started early where the build has one (`start_early`),
+whose jobs start beside the installed torch's run (`Ahead`). The matrix, its typed ranges' bounds and
+`torch bisect` run there."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -82,21 +84,67 @@ def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -
     return started
 
 
-def run_on(
-    options: RunOptions,
-    version: str,
-    python: Path,
-    work: dict[str, tuple[Card, Job]],
-    cache: Cache,
-    project_timeout: float,
-    checked: Tally | None = None,
-    early: Pool | None = None,
-) -> dict[str, tuple[str, Outcome]]:
-    """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
-    where it ran before; what ran is not cached here (`check` keeps what a card is true with). `early`: a
-    pool already started under `python`, used here if there is work (its starter closes it)."""
-    from quizgen.execution.pool import Pool
+class Ahead:
+    """A version's jobs run on its early pool in a thread of their own, started beside the installed
+    torch's run: those of every card the matrix would run there, before the installed torch says which
+    cards pass (a job is the same whatever it says). The shipped deck's cold build had one core idle for
+    ~3.5 s while the installed torch's pool warmed up, and ran torch 1.13.1's jobs only after 2.13's.
+    The thread stops at its next outcome once `stopping` says the build fails (the matrix then runs what
+    it still needs); `cancel` ends it at once (the build's end, whatever happened)."""
 
+    def __init__(
+        self,
+        options: RunOptions,
+        python: Path,
+        work: dict[str, tuple[Card, Job]],
+        cache: Cache,
+        project_timeout: float,
+        pool: Pool,
+        stopping: Callable[[], bool],
+    ) -> None:
+        self.pool, self.outcomes = pool, dict[str, Outcome]()
+        keyed, cards, _ = _keyed(work, python)
+        found = cache.get_many(keyed)
+        self.todo = {key: job for key, job in keyed.items() if key not in found}
+        self._error: BaseException | None = None
+        self._stopped = threading.Event()
+
+        def told(key: str, outcome: Outcome) -> bool:
+            self.outcomes[key] = outcome
+            return not self._stopped.is_set() and not stopping()
+
+        def run() -> None:
+            try:
+                run_under(options, self.todo, cards, python, project_timeout, told, pool=pool)
+            except BaseException as exc:  # (raised where the matrix waits: `wait`)
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="quizgen-ahead", daemon=True)
+        if self.todo:
+            self._thread.start()
+
+    def wait(self, progress: Callable[[int, int], None] | None) -> dict[str, Outcome]:
+        """The outcomes it gave, once its thread is over (the progress line told how many meanwhile)."""
+        while self._thread.is_alive():
+            self._thread.join(0.2)
+            if progress is not None:
+                progress(len(self.outcomes), len(self.todo))
+        if self._error is not None:
+            raise self._error
+        return self.outcomes
+
+    def cancel(self) -> None:
+        """End its thread now: the pool is killed (its reader then sees the pool gone)."""
+        if self._thread.is_alive():
+            self._stopped.set()
+            self.pool.kill()
+            self._thread.join()
+
+
+def _keyed(
+    work: dict[str, tuple[Card, Job]], python: Path
+) -> tuple[dict[str, Job], dict[str, list[Card]], dict[str, list[str]]]:
+    """The jobs by their keys under `python`'s torch, the cards and labels of each key."""
     cards: dict[str, list[Card]] = {}
     labels: dict[str, list[str]] = {}
     runs = torch_of(python)  # results are cached by the torch that gave them
@@ -106,34 +154,59 @@ def run_on(
         cards.setdefault(key, []).append(card)
         labels.setdefault(key, []).append(label)
         keyed[key] = job
+    return keyed, cards, labels
+
+
+def run_on(
+    options: RunOptions,
+    version: str,
+    python: Path,
+    work: dict[str, tuple[Card, Job]],
+    cache: Cache,
+    project_timeout: float,
+    checked: Tally | None = None,
+    early: Ahead | None = None,
+) -> dict[str, tuple[str, Outcome]]:
+    """Each job run under another torch (by its label in `work`: its key and outcome), from the cache
+    where it ran before; what ran is not cached here (`check` keeps what a card is true with). `early`:
+    what runs ahead on a pool already started under `python`: its outcomes are taken, and the pool runs
+    the rest (its starter closes it)."""
+    from quizgen.execution.pool import Pool
+
+    keyed, cards, labels = _keyed(work, python)
     found = cache.get_many(keyed)
     todo = {key: job for key, job in keyed.items() if key not in found}
     if checked is not None:
         checked.ran[version] = (len(todo), len(found))
-    if todo:
-        workers = max(1, min(options.jobs, len(todo)))
-        pool = early or Pool(workers, options.memory, len(todo) > workers, options.sandbox, python=python)
+    gave = early.wait(options.progress) if early is not None and todo else {}
+    ran = {key: gave[key] for key in todo if key in gave}
+    stderr = ""
+    if rest := {key: job for key, job in todo.items() if key not in ran}:
+        workers = max(1, min(options.jobs, len(rest)))
+        warm = len(rest) > workers
+        pool = early.pool if early else Pool(workers, options.memory, warm, options.sandbox, python)
         done = 0
 
         def shown(key: str, outcome: Outcome) -> bool:
             nonlocal done
             done += 1
             if options.progress is not None:
-                options.progress(done, len(todo))
+                options.progress(done, len(rest))
             return True
 
         try:
-            ran = run_under(options, todo, cards, python, project_timeout, shown, pool=pool, jobs=workers)
+            ran |= run_under(options, rest, cards, python, project_timeout, shown, pool=pool, jobs=workers)
         finally:
             stderr = pool.stderr_tail()
             if early is None:
                 pool.close()
-        for key, outcome in ran.items():
-            if outcome.internal is not None:
-                where = f"while running {cards[key][0].location} on torch {version}"
-                raise InternalError(where, outcome.internal, stderr)
-            found[key] = outcome
-            timed = checked.timed if checked is not None else {}  # (--timings)
-            for where in {f"{card.location} (torch {version})" for card in cards[key]}:
-                timed[where] = timed.get(where, 0.0) + outcome.seconds
+    for key, outcome in ran.items():
+        if outcome.internal is not None:
+            where = f"while running {cards[key][0].location} on torch {version}"
+            tail = stderr or (early.pool.stderr_tail() if early else "")
+            raise InternalError(where, outcome.internal, tail)
+        found[key] = outcome
+        timed = checked.timed if checked is not None else {}  # (--timings)
+        for where in {f"{card.location} (torch {version})" for card in cards[key]}:
+            timed[where] = timed.get(where, 0.0) + outcome.seconds
     return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
