@@ -8,8 +8,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from quizgen.cards.model import Card
 from quizgen.errors import InternalError, QuizgenError
@@ -22,7 +23,7 @@ from quizgen.torch_versions.installed import release as installed
 from quizgen.torch_versions.running import run_under
 
 if TYPE_CHECKING:
-    from quizgen.execution.pool import Pool
+    from quizgen.execution.pool import Pool, Running
 
 
 class RunOptions(Protocol):
@@ -33,6 +34,15 @@ class RunOptions(Protocol):
     sandbox: str
     timeout: float | None
     progress: Callable[[int, int], None] | None
+
+
+@runtime_checkable
+class Line(Protocol):
+    """The progress line (terminal.ProgressLine) as a run on a version uses it beside its counts."""
+
+    def __call__(self, done: int, total: int) -> None: ...
+    def watch(self, running: Running, describe: Callable[[str], str]) -> None: ...
+    def stop(self) -> None: ...
 
 
 class Tally(Protocol):
@@ -125,10 +135,11 @@ class Ahead:
 
     def wait(self, progress: Callable[[int, int], None] | None) -> dict[str, Outcome]:
         """The outcomes it gave, once its thread is over (the progress line told how many meanwhile)."""
+        told = -1
         while self._thread.is_alive():
             self._thread.join(0.2)
-            if progress is not None:
-                progress(len(self.outcomes), len(self.todo))
+            if progress is not None and told != (told := len(self.outcomes)):
+                progress(told, len(self.todo))
         if self._error is not None:
             raise self._error
         return self.outcomes
@@ -171,16 +182,51 @@ def run_on(
     where it ran before; what ran is not cached here (`check` keeps what a card is true with). `early`:
     what runs ahead on a pool already started under `python`: its outcomes are taken, and the pool runs
     the rest (its starter closes it)."""
-    from quizgen.execution.pool import Pool
-
     keyed, cards, labels = _keyed(work, python)
     found = cache.get_many(keyed)
     todo = {key: job for key, job in keyed.items() if key not in found}
     if checked is not None:
         checked.ran[version] = (len(todo), len(found))
-    gave = early.wait(options.progress) if early is not None and todo else {}
-    ran = {key: gave[key] for key in todo if key in gave}
-    stderr = ""
+    line = options.progress if isinstance(options.progress, Line) else None
+    watch = None
+    if line is not None:  # (the progress line names a card waited on long: its search says how far)
+        watch = partial(line.watch, describe=partial(_described, cards, version))
+    try:
+        ran, stderr = _run(options, python, todo, cards, project_timeout, early, watch)
+    finally:
+        if line is not None and todo:
+            line.stop()
+    for key, outcome in ran.items():
+        if outcome.internal is not None:
+            where = f"while running {cards[key][0].location} on torch {version}"
+            raise InternalError(where, outcome.internal, stderr())
+        found[key] = outcome
+        timed = checked.timed if checked is not None else {}  # (--timings)
+        for where in {f"{card.location} (torch {version})" for card in cards[key]}:
+            timed[where] = timed.get(where, 0.0) + outcome.seconds
+    return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
+
+
+def _run(
+    options: RunOptions,
+    python: Path,
+    todo: dict[str, Job],
+    cards: dict[str, list[Card]],
+    project_timeout: float,
+    early: Ahead | None,
+    watch: Callable[[Running], None] | None,
+) -> tuple[dict[str, Outcome], Callable[[], str]]:
+    """The outcomes of `todo`: those run ahead, the rest run on the early pool or on one of their own;
+    and what tells the tail of that pool's stderr (for a report of quizgen's bug)."""
+    from quizgen.execution.pool import Pool
+
+    ran: dict[str, Outcome] = {}
+    if early is not None and todo:
+        if watch is not None:
+            watch(early.pool.running)
+        gave = early.wait(options.progress)
+        ran = {key: gave[key] for key in todo if key in gave}
+    stderr: Callable[[], str] = early.pool.stderr_tail if early is not None else str
     if rest := {key: job for key, job in todo.items() if key not in ran}:
         workers = max(1, min(options.jobs, len(rest)))
         warm = len(rest) > workers
@@ -195,18 +241,20 @@ def run_on(
             return True
 
         try:
-            ran |= run_under(options, rest, cards, python, project_timeout, shown, pool=pool, jobs=workers)
+            ran |= run_under(
+                options, rest, cards, python, project_timeout, shown, pool=pool, jobs=workers, watch=watch
+            )
         finally:
-            stderr = pool.stderr_tail()
             if early is None:
+                tail = pool.stderr_tail()  # (read before the pool closes)
+                stderr = lambda: tail  # noqa: E731
                 pool.close()
-    for key, outcome in ran.items():
-        if outcome.internal is not None:
-            where = f"while running {cards[key][0].location} on torch {version}"
-            tail = stderr or (early.pool.stderr_tail() if early else "")
-            raise InternalError(where, outcome.internal, tail)
-        found[key] = outcome
-        timed = checked.timed if checked is not None else {}  # (--timings)
-        for where in {f"{card.location} (torch {version})" for card in cards[key]}:
-            timed[where] = timed.get(where, 0.0) + outcome.seconds
-    return {label: (key, found[key]) for key, held in labels.items() for label in held if key in found}
+    return ran, stderr
+
+
+def _described(cards: dict[str, list[Card]], version: str, key: str) -> str:
+    """A job as the progress line names it: its card and the torch it runs on."""
+    found = cards.get(key.partition("#")[0])  # (a split search's part: its whole search's card)
+    if not found:
+        return f"a card (torch {version})"
+    return f"{found[0].id} ({found[0].location.path}:{found[0].location.line}, torch {version})"
