@@ -46,7 +46,7 @@ def test_the_report_sets_the_build_against_both_floors() -> None:
         "build jobs": 432, "build searches": 20, "build wall": 60.0, "build cpu": 70.0,
         "build search cpu": 56.0, "build parent cpu": 1.2, "floor versions": 2, "floor wall": 8.0,
         "floor cpu": 7.0, "floor orders cpu": 0.1, "floor searched wall": 40.0, "floor searched cpu": 35.0,
-        "floor searches cpu": 28.1,
+        "floor searches cpu": 28.1, "ratio wall": 7.0,
     }  # fmt: skip
     rows = cold.table(measured, {"summary": "108 cards", "timings": []}, 1).splitlines()
 
@@ -54,6 +54,8 @@ def test_the_report_sets_the_build_against_both_floors() -> None:
         [row] = [row for row in rows if row.strip().startswith(label)]
         return row.split()[-1]
 
+    assert value("cold build / floor, wall") == "7.50x"
+    assert value("the same, the median of each run's own ratio") == "7.00x"  # (not the medians' ratio)
     assert value("cold build / floor, CPU") == "10.00x"
     assert value("the same without the order searches, CPU") == f"{14.0 / 6.9:.2f}x"
     assert value("cold build / searched floor, wall") == "1.50x"
