@@ -30,9 +30,8 @@ from quizgen.planning import Plan, plan_jobs
 from quizgen.project import confine, files, settings, state, told_once
 from quizgen.project.store import Memo
 from quizgen.report import guessers
-from quizgen.terminal import ProgressLine
 from quizgen.torch_versions import bounds, changed, environments, judged, matrix, versioned
-from quizgen.torch_versions.running import run_under
+from quizgen.torch_versions.running import naming, run_under
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool
@@ -293,20 +292,9 @@ def _run(
     on_result: Callable[[str, Outcome], bool],
 ) -> None:
     """Execute these jobs of the plan under `python` (None: quizgen's own), each within its cards' timeout."""
-    from quizgen.execution.pool import Running
-
-    line = options.progress
-
-    def watch(running: Running) -> None:
-        if isinstance(line, ProgressLine):
-            line.watch(running, plan.described)
-
-    try:
+    with naming(options.progress, plan.described) as watch:
         work = {key: plan.work[key] for key in keys}
         run = run_under(options, work, plan.cards, python, project_timeout, on_result, pool=pool, watch=watch)
-    finally:
-        if isinstance(line, ProgressLine):
-            line.stop()  # (a run stopped early leaves no line redrawn under what follows)
     for key, outcome in run.items():
         plan.outcomes.setdefault(key, outcome)  # as on_result had it (a timeout explained)
 

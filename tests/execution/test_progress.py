@@ -18,6 +18,7 @@ from quizgen.execution.pool import Pool, Running, execute
 from quizgen.execution.protocol import Reply
 from quizgen.terminal import ProgressLine
 from tests.support.order_puzzles import job
+from tests.support.progress_line import RecordedLine
 from tests.support.projects import write_project
 
 RECORD = progress.RECORD
@@ -134,3 +135,30 @@ def test_a_run_stopped_early_leaves_its_line_and_draws_no_more() -> None:
         assert line._running is None  # what the ticker checks before drawing
     line.stop()
     assert stream.getvalue() == "\rexecuting snippets: 2/9\n"  # nothing more
+
+
+def test_a_build_lets_the_line_name_the_card_it_waits_on(
+    tmp_path: Path, options: Callable[..., pipeline.Options]
+) -> None:
+    from quizgen.execution.cache import for_output
+
+    deck = """\
+deck: Named
+cards:
+  - id: one
+    kind: value
+    ask: "What is 1 + 1?"
+    code: |
+      two = 1 + 1
+    answer_expr: two
+    answer: 2
+"""
+    root = write_project(tmp_path, {"deck.yaml": deck})
+    line = RecordedLine()
+    pipeline.check(options(root, progress=line))
+    [(running, describe)] = line.watched
+    cache = for_output(root / "build")
+    [key] = cache.keys("results")
+    cache.close()
+    assert describe(key) == f"one ({root}/cards/deck.yaml:3)"
+    assert running is not None and line.counts[-1] == (1, 1) and line.stopped == 1

@@ -6,7 +6,7 @@ test_matrix.py."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Job
 from quizgen.torch_versions import versioned
 from quizgen.torch_versions.installed import of as torch_of
+from tests.support.progress_line import RecordedLine
 from tests.support.projects import write_project
 
 PYTHON = Path(sys.executable)
@@ -133,34 +134,16 @@ def test_nothing_runs_ahead_of_what_the_cache_holds(tmp_path: Path, cache: Cache
     assert again.todo == {} and not again._thread.is_alive()
 
 
-class Line:
-    """A progress line that records what it is told (terminal.ProgressLine's interface)."""
-
-    def __init__(self) -> None:
-        self.counts: list[tuple[int, int]] = []
-        self.watched: list[tuple[object, str]] = []
-        self.stopped = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        self.counts.append((done, total))
-
-    def watch(self, running: object, describe: Callable[[str], str]) -> None:
-        self.watched.append((running, describe(self.key)))
-
-    def stop(self) -> None:
-        self.stopped += 1
-
-
 @pytest.mark.parametrize("ahead", [True, False])
 def test_the_progress_line_names_the_card_a_version_runs(
     tmp_path: Path, cache: Cache, pool: Pool, ahead: bool
 ) -> None:
     work = work_of(tmp_path, {"a": "pass"})
-    line = Line()
-    line.key = key(work["a"][1])  # type: ignore[attr-defined]
+    line = RecordedLine()
     options = Options()
     options.progress = line  # type: ignore[assignment]
     early = versioned.Ahead(Options(), PYTHON, work, cache, 10.0, pool, lambda: False) if ahead else None
     versioned.run_on(options, "1.13.1", PYTHON, work, cache, 10.0, None, early)
-    assert [told for _, told in line.watched] == [f"a ({tmp_path}/cards/deck.yaml:6, torch 1.13.1)"]
+    named = [describe(key(work["a"][1])) for _, describe in line.watched]
+    assert named == [f"a ({tmp_path}/cards/deck.yaml:6, torch 1.13.1)"]
     assert line.watched[0][0] is not None and line.counts[-1] == (1, 1) and line.stopped == 1

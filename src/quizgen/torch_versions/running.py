@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from quizgen.cards.model import Card
 from quizgen.execution import timeouts
@@ -26,6 +27,31 @@ class RunOptions(Protocol):
     memory: int
     sandbox: str
     timeout: float | None  # the user's --timeout, over every card's own
+
+
+@runtime_checkable
+class Line(Protocol):
+    """The progress line (terminal.ProgressLine) as a run uses it beside its counts."""
+
+    def __call__(self, done: int, total: int) -> None: ...
+    def watch(self, running: Running, describe: Callable[[str], str]) -> None: ...
+    def stop(self) -> None: ...
+
+
+@contextlib.contextmanager
+def naming(
+    progress: Callable[[int, int], None] | None, describe: Callable[[str], str]
+) -> Iterator[Callable[[Running], None] | None]:
+    """The `watch` for run_under that lets a terminal's progress line name the job waited on longest
+    (`describe`: a key as the user knows it); None without one. The line is stopped after: no more
+    redrawing, and the next output starts on a line of its own."""
+    if not isinstance(progress, Line):
+        yield None
+        return
+    try:
+        yield partial(progress.watch, describe=describe)
+    finally:
+        progress.stop()  # (a run stopped early leaves no line redrawn under what follows)
 
 
 def run_under(

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 from quizgen.cards.model import Card
 from quizgen.errors import InternalError, QuizgenError
@@ -20,7 +20,7 @@ from quizgen.project import settings
 from quizgen.torch_versions import environments, versions
 from quizgen.torch_versions.installed import of as torch_of
 from quizgen.torch_versions.installed import release as installed
-from quizgen.torch_versions.running import run_under
+from quizgen.torch_versions.running import naming, run_under
 
 if TYPE_CHECKING:
     from quizgen.execution.pool import Pool, Running
@@ -34,15 +34,6 @@ class RunOptions(Protocol):
     sandbox: str
     timeout: float | None
     progress: Callable[[int, int], None] | None
-
-
-@runtime_checkable
-class Line(Protocol):
-    """The progress line (terminal.ProgressLine) as a run on a version uses it beside its counts."""
-
-    def __call__(self, done: int, total: int) -> None: ...
-    def watch(self, running: Running, describe: Callable[[str], str]) -> None: ...
-    def stop(self) -> None: ...
 
 
 class Tally(Protocol):
@@ -187,15 +178,9 @@ def run_on(
     todo = {key: job for key, job in keyed.items() if key not in found}
     if checked is not None:
         checked.ran[version] = (len(todo), len(found))
-    line = options.progress if isinstance(options.progress, Line) else None
-    watch = None
-    if line is not None:  # (the progress line names a card waited on long: its search says how far)
-        watch = partial(line.watch, describe=partial(_described, cards, version))
-    try:
+    # (the progress line names a card waited on long, and the torch: its search says how far)
+    with naming(options.progress, partial(_described, cards, version)) as watch:
         ran, stderr = _run(options, python, todo, cards, project_timeout, early, watch)
-    finally:
-        if line is not None and todo:
-            line.stop()
     for key, outcome in ran.items():
         if outcome.internal is not None:
             where = f"while running {cards[key][0].location} on torch {version}"
