@@ -63,9 +63,21 @@ def _old_names(torch: Any, device: str) -> dict[str, Any]:
 
 def untyped_storage(t: Any) -> Any:
     """A tensor's storage as bytes of no type (`Tensor.untyped_storage` since 2.0)."""
-    if hasattr(t, "untyped_storage"):
-        return t.untyped_storage()
-    return t.storage().untyped()
+    if _UNTYPED is None:
+        _resolve_untyped()
+    return _UNTYPED(t)
+
+
+def _resolve_untyped() -> None:
+    # (resolved once: the order search asks for tens of thousands of storages)
+    global _UNTYPED
+    import torch
+
+    method = getattr(torch.Tensor, "untyped_storage", None)
+    _UNTYPED = method if method is not None else lambda t: t.storage().untyped()
+
+
+_UNTYPED: Any = None
 
 
 # torch.backends switches a snippet can flip (`torch.backends.cudnn.deterministic = True`) and no namespace

@@ -188,6 +188,7 @@ def test_a_block_that_leaves_the_state_as_it_was_shares_the_runs_after_it(
     """`opt.zero_grad()` before any backward changes nothing: the candidates that begin with it go on
     from the start itself, so the loop after it is the loop the start runs anyway, run once (before,
     once from the start and once more from the equal state after `zero_grad()`)."""
+    from quizgen.execution.worker.order_search.costs import Costs
     from quizgen.execution.worker.order_search.program import program_of
     from quizgen.execution.worker.order_search.tree import Tree
 
@@ -199,6 +200,8 @@ def test_a_block_that_leaves_the_state_as_it_was_shares_the_runs_after_it(
         return run(self, step, **traced)
 
     monkeypatch.setattr(Tree, "_run", counted)
+    # (a state rebuilt from setup, should the measured costs favour it, runs the loop again: not shared)
+    monkeypatch.setattr(Costs, "rebuild_is_cheaper", lambda self, steps: False)
     lines = ["opt.zero_grad()", "for _ in range(2):", "(w * w).sum().backward()", "opt.step()"]
     # (setup calls zero_grad() once: torch 2 sets an attribute of the optimizer on the first call)
     setup = "w = torch.nn.Parameter(torch.ones(2))\nopt = torch.optim.SGD([w], lr=0.1)\nopt.zero_grad()\n"

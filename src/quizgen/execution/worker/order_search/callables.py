@@ -13,9 +13,9 @@ from typing import Any
 from quizgen.execution.worker.order_search.tensors import Opaque
 
 NS_NAME = "__quizgen__"  # snippets.fresh_namespace's __name__: what the card's own code defines
-ATOMS = (
-    type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented)
-)  # fmt: skip
+ATOMS = frozenset(
+    (type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented))
+)  # fmt: skip  (a set: the walks ask of every object they meet)
 
 
 def external_function(f: Any) -> bool:

@@ -39,7 +39,7 @@ PLAN_PAYS = 3
 _HELPERS = {
     "EMPTY": torch.empty, "PARAM": torch.nn.Parameter, "OD": OrderedDict, "DD": defaultdict,
     "SETATTR": object.__setattr__, "LEXTEND": list.extend, "DUPDATE": dict.update, "NO_GRAD": torch.no_grad,
-    "REKEY": order_state.rekey,
+    "REKEY": order_state.rekey, "STORAGE": torch.UntypedStorage,
 }  # fmt: skip
 _KEPT = (order_state._Walk.external, order_state._Walk.card_owned)  # shared by every copy as they are
 _Walk = order_state._Walk
@@ -245,7 +245,8 @@ class _Recorder:
         if storage._cdata not in self.storages:
             self.alive.append(storage)
             clone = f"s{len(self.storages)}"
-            self.lines.append(f"{clone} = {self.const(storage)}.clone()")
+            source = self.const(storage)  # (cloned as order.tensors clones it: no Python of `clone`)
+            self.lines.append(f"{clone} = STORAGE({source}.nbytes()).copy_({source})")
             self.storages[storage._cdata] = clone
         size, stride, offset = self.const(t.size()), self.const(t.stride()), self.const(t.storage_offset())
         if t._base is not None:

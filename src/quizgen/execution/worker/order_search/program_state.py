@@ -181,7 +181,7 @@ class _Walk:
         `id(optimizer)`) it stands for that object: in a fingerprint, its place in the walk; in a copy,
         the id of the object's copy. Anywhere else the state is opaque."""
         memo = self.memo
-        if self.ints & set(memo):
+        if self.ints and any(k in memo for k in self.ints):
             raise Opaque("an id() in the state")
         renamed: dict[int, tuple[Any, dict[int, object]]] = {}  # a dict's copy, its keys' objects' copies
         for mapping, k, at in self.keyed:
@@ -202,7 +202,7 @@ class _Walk:
 
     def visit(self, obj: Any) -> Any:
         kind = type(obj)
-        if kind in ATOMS or kind is torch.Size:
+        if kind in _ATOMIC:
             if kind is int and obj > _ADDRESS:
                 self.ints.add(obj)
             if not self.copying:  # float and complex by their bits: 0.0 == -0.0 and 1 == 1.0, yet they differ
@@ -221,7 +221,7 @@ class _Walk:
         if key in self.frozen:  # the same tensor in every branch (order.frozen)
             self.add("frozen", self.frozen[key])
             return self.keep(obj, obj)
-        handler = _HANDLERS.get(kind) or _classify(obj)
+        handler = _HANDLERS.get(kind) or _KINDS.get(kind) or _classify(obj)
         return handler(self, obj)
 
     def keep(self, obj: Any, copy: Any) -> Any:
@@ -330,10 +330,19 @@ def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
     if kind in (torch.Tensor, torch.nn.Parameter):
         return tensor
     if kind.__flags__ & _HEAPTYPE and _plain_class(kind) and hasattr(obj, "__dict__"):
+        if not any("__class__" in vars(c) for c in kind.__mro__[:-1]):
+            _KINDS[kind] = _Walk.instance  # (then every instance of it is one: asked once per class)
         return _Walk.instance
     raise Opaque(f"an object of type {kind.__qualname__}")
 
 
+# Classes whose instances the walk has found to be plain (`_classify`). Held for the job's process (a
+# fork per job): a class is not made plain or otherwise once made, and a card's own classes are shared
+# and checked not to change (Shared).
+_KINDS: dict[type, Callable[[_Walk, Any], Any]] = {}
+
+
+_ATOMIC = ATOMS | {torch.Size}  # written as they are
 _HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
     list: _Walk.sequence, tuple: _Walk.sequence, dict: _Walk.mapping, OrderedDict: _Walk.mapping,
     defaultdict: _Walk.mapping, set: _Walk.unordered, frozenset: _Walk.unordered,

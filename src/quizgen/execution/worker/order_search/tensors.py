@@ -29,49 +29,54 @@ def tensor(walk: Any, t: Any) -> Any:
     shared = walk.shared
     if shared is not None and shared.kept.tensors:
         shared.kept.verify_one(t)
-    if t.grad_fn is not None and not walk.graphs:
+    grad_fn = t.grad_fn
+    if grad_fn is not None and not walk.graphs:
         raise Opaque("a tensor with autograd history")
     if t.retains_grad:
         raise Opaque("a tensor that retains its gradient (a hook)")
-    odd = (t.is_quantized, t.is_nested, t.is_conj(), t.is_neg(), t.is_inference(), t._backward_hooks)
-    if t.layout != torch.strided or t.device.type != "cpu" or any(odd):
+    # (`is_cpu` and `is` against the layout: `t.device` makes a new object on every read)
+    if t.layout is not _STRIDED or not t.is_cpu or _odd(t):
         raise Opaque("a tensor of a kind the search does not copy")
-    if getattr(t, "_post_accumulate_grad_hooks", None) or getattr(t, "has_names", bool)():
-        raise Opaque("a tensor with hooks or names")
-    storage = compat.untyped_storage(t)
-    if storage._cdata in walk.frozen_storages or storage._cdata in walk.kept_storages:
+    storage = _untyped(t)
+    cdata = storage._cdata
+    if cdata in walk.frozen_storages or cdata in walk.kept_storages:
         raise Opaque("a view of data every branch shares")  # (a copy of it could not stay a view of it)
-    skey = ("storage", storage._cdata)
-    if skey not in walk.memo:
-        walk.memo[skey] = len(walk.memo)
-        if walk.copying:
-            walk.copies[skey] = storage.clone()
+    skey = ("storage", cdata)
+    memo, copying = walk.memo, walk.copying
+    if skey not in memo:
+        memo[skey] = len(memo)
+        if copying:  # (a CPU storage's clone, without the Python of `clone`, which asks for its device)
+            walk.copies[skey] = _STORAGE(storage.nbytes()).copy_(storage)
         else:  # (a fingerprint keeps a storage's bytes where a copy keeps its clone)
             walk.copies[skey] = _bytes(storage)
             if walk.whole_storages:
                 walk.tokens.append(_digest(walk.copies[skey]))
-    if not walk.copying and not walk.whole_storages:  # the bytes this tensor can read: its span only
+    if not copying and not walk.whole_storages:  # the bytes this tensor can read: its span only
         walk.tokens.append(_digest(walk.copies[skey][_span(t)]))
-    base = t._base
-    shape = (tuple(t.shape), t.stride(), t.storage_offset())
-    walk.add("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, walk.memo[skey])
+    base, offset = t._base, t.storage_offset()
+    shape = (tuple(t.shape), t.stride(), offset)
+    walk.tokens.append(("tensor", type(t).__name__, t.dtype, shape, t.requires_grad, memo[skey]))
     copied_base = walk.visit(base) if base is not None else None
-    if t.grad_fn is not None:
+    if grad_fn is not None:
         freed = freed_root(shared, t) if shared is not None and shared.kept.on else None
         if freed is None:
-            _graph(walk, t.grad_fn)
+            _graph(walk, grad_fn)
         else:  # (nothing below a freed first node can be seen or run: order.kept)
-            walk.add("freed root", type(t.grad_fn).__name__, freed)
-    grad = walk.visit(t.grad) if t.grad is not None else None
-    attributes = walk.visit(dict(vars(t))) if vars(t) else None
-    if not walk.copying:
+            walk.add("freed root", type(grad_fn).__name__, freed)
+    grad = t.grad
+    if grad is not None:
+        grad = walk.visit(grad)
+    attributes = vars(t)
+    if attributes:
+        attributes = walk.visit(dict(attributes))
+    if not copying:
         return t
     if copied_base is not None:  # (capture walks under no_grad)
-        new = copied_base.as_strided(t.size(), t.stride(), t.storage_offset())
+        new = copied_base.as_strided(t.size(), t.stride(), offset)
     else:
-        new = torch.empty(0, dtype=t.dtype).set_(walk.copies[skey], t.storage_offset(), t.size(), t.stride())
-    if type(t) is torch.nn.Parameter:
-        new = torch.nn.Parameter(new, requires_grad=t.requires_grad)
+        new = torch.empty(0, dtype=t.dtype).set_(walk.copies[skey], offset, t.size(), t.stride())
+    if type(t) is _PARAMETER:
+        new = _PARAMETER(new, requires_grad=t.requires_grad)
     elif t.requires_grad:
         new.requires_grad_(True)
     if grad is not None:
@@ -79,6 +84,21 @@ def tensor(walk: Any, t: Any) -> Any:
     if attributes:
         new.__dict__.update(attributes)
     return walk.keep(t, new)
+
+
+def _odd(t: Any) -> bool:
+    """A tensor of a kind the walk does not know whole: quantized, nested, lazily conjugated or negated,
+    an inference tensor, or with hooks or dimension names."""
+    if t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or t.is_inference() or t._backward_hooks:
+        return True
+    return bool(_POST_HOOKS and t._post_accumulate_grad_hooks) or (_NAMES and t.has_names())
+
+
+_STRIDED, _PARAMETER = torch.strided, torch.nn.Parameter
+_STORAGE = torch.UntypedStorage
+_POST_HOOKS = hasattr(torch.Tensor, "_post_accumulate_grad_hooks")  # (torch 2.1 on)
+_NAMES = hasattr(torch.Tensor, "has_names")  # (named tensors: gone from recent releases)
+_untyped = compat.untyped_storage
 
 
 def freed_root(shared: Any, t: Any) -> str | None:
