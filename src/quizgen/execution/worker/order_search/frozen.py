@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from quizgen.execution.worker import compat
+from quizgen.execution.worker.order_search.tensors import unusual
 
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.MethodType)  # walked no further
 
@@ -104,7 +105,6 @@ class Frozen:
 
 
 def _freezable(t: torch.Tensor) -> bool:
-    odd = (t.is_quantized, t.is_nested, t.is_conj(), t.is_neg(), t.is_inference(), t._backward_hooks)
     return (
         type(t) is torch.Tensor
         and not t.requires_grad
@@ -113,5 +113,5 @@ def _freezable(t: torch.Tensor) -> bool:
         and not vars(t)
         and t.layout == torch.strided
         and t.device.type == "cpu"
-        and not any(odd)
+        and not unusual(t)
     )

@@ -29,6 +29,7 @@ import torch
 from quizgen.execution.worker import compat
 from quizgen.execution.worker.order_search import program_state as order_state
 from quizgen.execution.worker.order_search.program_state import Opaque, Shared
+from quizgen.execution.worker.order_search.tensors import clone_storage
 
 Plan = Callable[[], dict[str, object]]
 # Copies still to come that pay for recording a plan: recording costs 1.3-1.6 walked copies, and a copy
@@ -39,7 +40,7 @@ PLAN_PAYS = 3
 _HELPERS = {
     "EMPTY": torch.empty, "PARAM": torch.nn.Parameter, "OD": OrderedDict, "DD": defaultdict,
     "SETATTR": object.__setattr__, "LEXTEND": list.extend, "DUPDATE": dict.update, "NO_GRAD": torch.no_grad,
-    "REKEY": order_state.rekey, "STORAGE": torch.UntypedStorage,
+    "REKEY": order_state.rekey, "CLONE": clone_storage,
 }  # fmt: skip
 _KEPT = (order_state._Walk.external, order_state._Walk.card_owned)  # shared by every copy as they are
 _Walk = order_state._Walk
@@ -245,8 +246,7 @@ class _Recorder:
         if storage._cdata not in self.storages:
             self.alive.append(storage)
             clone = f"s{len(self.storages)}"
-            source = self.const(storage)  # (cloned as order.tensors clones it: no Python of `clone`)
-            self.lines.append(f"{clone} = STORAGE({source}.nbytes()).copy_({source})")
+            self.lines.append(f"{clone} = CLONE({self.const(storage)})")
             self.storages[storage._cdata] = clone
         size, stride, offset = self.const(t.size()), self.const(t.stride()), self.const(t.storage_offset())
         if t._base is not None:

@@ -45,8 +45,8 @@ def tensor(walk: Any, t: Any) -> Any:
     memo, copying = walk.memo, walk.copying
     if skey not in memo:
         memo[skey] = len(memo)
-        if copying:  # (a CPU storage's clone, without the Python of `clone`, which asks for its device)
-            walk.copies[skey] = _STORAGE(storage.nbytes()).copy_(storage)
+        if copying:
+            walk.copies[skey] = clone_storage(storage)
         else:  # (a fingerprint keeps a storage's bytes where a copy keeps its clone)
             walk.copies[skey] = _bytes(storage)
             if walk.whole_storages:
@@ -86,12 +86,24 @@ def tensor(walk: Any, t: Any) -> Any:
     return walk.keep(t, new)
 
 
+def unusual(t: Any) -> bool:
+    """Quantized, nested, lazily conjugated or negated, an inference tensor, or with backward hooks: a
+    tensor neither copied (`tensor`) nor frozen (order.frozen)."""
+    return bool(
+        t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or t.is_inference() or t._backward_hooks
+    )
+
+
 def _odd(t: Any) -> bool:
-    """A tensor of a kind the walk does not know whole: quantized, nested, lazily conjugated or negated,
-    an inference tensor, or with hooks or dimension names."""
-    if t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or t.is_inference() or t._backward_hooks:
-        return True
-    return bool(_POST_HOOKS and t._post_accumulate_grad_hooks) or (_NAMES and t.has_names())
+    """A tensor of a kind the walk does not know whole: `unusual`, or with hooks on its accumulated
+    gradient or dimension names."""
+    return unusual(t) or bool(_POST_HOOKS and t._post_accumulate_grad_hooks) or (_NAMES and t.has_names())
+
+
+def clone_storage(storage: Any) -> Any:
+    """A CPU storage's copy (copies of states and their plans): `Storage.clone` without its Python,
+    which asks for the storage's device on every call."""
+    return _STORAGE(storage.nbytes()).copy_(storage)
 
 
 _STRIDED, _PARAMETER = torch.strided, torch.nn.Parameter
