@@ -150,7 +150,7 @@ class _Recorder:
     def visit(self, obj: Any) -> tuple[str, bool]:
         """The expression of obj's copy, and whether that is obj itself."""
         kind = type(obj)
-        if kind in order_state.ATOMS or kind is torch.Size:
+        if kind in order_state.ATOMIC:
             return self.const(obj), True
         key = id(obj)
         if key in self.made:

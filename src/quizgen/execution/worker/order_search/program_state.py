@@ -31,7 +31,7 @@ from quizgen.execution.worker.order_search.frozen import Frozen
 from quizgen.execution.worker.order_search.kept import Kept, share
 from quizgen.execution.worker.order_search.tensors import Opaque, tensor
 
-__all__ = ["ATOMS", "NS_NAME", "Opaque", "Shared", "capture"]
+__all__ = ["ATOMIC", "ATOMS", "NS_NAME", "Opaque", "Shared", "capture"]
 
 _HEAPTYPE = 1 << 9
 _EXTERNAL = (
@@ -202,7 +202,7 @@ class _Walk:
 
     def visit(self, obj: Any) -> Any:
         kind = type(obj)
-        if kind in _ATOMIC:
+        if kind in ATOMIC:
             if kind is int and obj > _ADDRESS:
                 self.ints.add(obj)
             if not self.copying:  # float and complex by their bits: 0.0 == -0.0 and 1 == 1.0, yet they differ
@@ -342,7 +342,7 @@ def _classify(obj: Any) -> Callable[[_Walk, Any], Any]:
 _KINDS: dict[type, Callable[[_Walk, Any], Any]] = {}
 
 
-_ATOMIC = ATOMS | {torch.Size}  # written as they are
+ATOMIC = ATOMS | {torch.Size}  # written as they are, by the walk and by copy plans (plan.py)
 _HANDLERS: dict[type, Callable[[_Walk, Any], Any]] = {
     list: _Walk.sequence, tuple: _Walk.sequence, dict: _Walk.mapping, OrderedDict: _Walk.mapping,
     defaultdict: _Walk.mapping, set: _Walk.unordered, frozenset: _Walk.unordered,
