@@ -119,7 +119,7 @@ def check(options: Options) -> Report:
         held.callback(early.stop)
     try:
         # (inside: a pool that cannot start leaves those started before it stopped)
-        others = versioned.start_early(options, early.warm, held) if early is not None else {}
+        others = versioned.start_early(options, early, held) if early is not None else {}
         changed = replace(options, pool=early) if early else replace(options, prepare=None)
         report = _check(changed, cache, others, held)
         cache.store("meta", [("sources", sources)])  # checked: the next run with these needs no pool

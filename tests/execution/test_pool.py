@@ -1,9 +1,13 @@
-"""The parent side of the pool: the order jobs are handed out in."""
+"""The parent side of the pool: the order jobs are handed out in, and how many run at once."""
 
 from __future__ import annotations
 
-from quizgen.execution.pool import Pool, longest_first
-from quizgen.execution.protocol import Job
+import itertools
+import threading
+
+from quizgen.execution.pool import Pool
+from quizgen.execution.protocol import Job, Result
+from quizgen.execution.scheduling import Slots, longest_first
 
 
 def _snippet(code: str, line: int) -> dict[str, object]:
@@ -46,3 +50,31 @@ def test_a_search_queued_last_runs_first() -> None:
     with Pool(1, warm=False) as single:
         done = [key for key, _ in single.run(work)]
     assert done == ["search", "run0", "run1", "run2"]
+
+
+def _interval(result: Result) -> tuple[float, float]:
+    start, end = result["output"].split()
+    return float(start), float(end)
+
+
+def test_pools_that_share_slots_run_no_more_jobs_at_once_than_they_have_slots() -> None:
+    # A build's pools (its installed torch's, its matrix's) share `-j` slots: here one, so no two of the
+    # jobs, two pools of two workers each, are ever at work at the same moment (the system's clock).
+    timed = "import time\nprint(time.monotonic())\ntime.sleep(0.3)\nprint(time.monotonic())\n"
+    shared = Slots(1)
+    intervals: list[tuple[float, float]] = []
+
+    def run(pool: Pool, tag: str) -> None:
+        work = {f"{tag}{k}": _run(timed) for k in range(3)}
+        intervals.extend(_interval(result) for _, result in pool.run(work))
+
+    with Pool(2, warm=False, slots=shared) as first, Pool(2, warm=False, slots=shared) as second:
+        first.ready()
+        second.ready()
+        other = threading.Thread(target=run, args=(second, "b"))
+        other.start()
+        run(first, "a")
+        other.join()
+    assert len(intervals) == 6
+    ordered = sorted(intervals)
+    assert all(end <= next_start for (_, end), (next_start, _) in itertools.pairwise(ordered))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from quizgen.errors import QuizgenError
 from quizgen.execution import records, warming
 from quizgen.execution.protocol import Job, Outcome, Reply, Request, Result
 from quizgen.execution.sandbox import bwrap as sandbox_engine
+from quizgen.execution.scheduling import Feed, Slots, longest_first
 from quizgen.execution.worker.order_search import split as order_split
 
 CANCEL_SECONDS = 30.0  # the most a cancelled pool may take to say it stopped its jobs
@@ -140,8 +140,10 @@ class Pool:
         warm: bool = True,
         sandbox: str = "auto",
         python: Path | None = None,
+        slots: Slots | None = None,
     ) -> None:
         self.jobs, self.memory, self.warm = jobs, memory, warm
+        self.slots = slots or Slots(jobs)  # (shared with the build's other pools: scheduling.py)
         self.torch_version = ""  # what the worker imported (known once ready)
         self._ready = False
         self.used = False  # asked to run anything yet (an unused pool may be killed, not waited for)
@@ -215,6 +217,11 @@ class Pool:
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
 
+    def _send_now(self, message: Request) -> None:
+        self._send(message)
+        assert self.proc.stdin is not None
+        self.proc.stdin.flush()
+
     def _receive(self) -> Reply:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline(REPLY_LIMIT)
@@ -236,28 +243,13 @@ class Pool:
         A big order search is split across the workers (order.split): its key's result is the joined one."""
         self.used = True
         self.ready()
-        assert self.proc.stdin is not None
-        stdin = self.proc.stdin
         split = order_split.Split(longest_first(work), self.jobs)
-        outbox: queue.SimpleQueue[tuple[str, Job] | None] = queue.SimpleQueue()
-
-        def feed() -> None:
-            try:
-                while (item := outbox.get()) is not None:
-                    # A card's own timeout, else everyone's (a split search's parts, "key#partN", its key's).
-                    limit = (timeouts or {}).get(item[0].partition("#")[0], timeout)
-                    self._send({"id": item[0], "job": item[1], "timeout": limit})
-                    if outbox.empty():
-                        stdin.flush()
-            except (BrokenPipeError, OSError):
-                pass  # the worker died; the reader reports it
-
         self._warm_for(work)
-        # A writer thread: the worker answers while jobs are still being sent, and both pipes are finite.
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
-        for item in split.first.items():
-            outbox.put(item)
+        # A card's own timeout, else everyone's (a split search's parts, "key#partN", its key's).
+        feed = Feed(
+            self.slots, self._send_now, lambda key: (timeouts or {}).get(key.partition("#")[0], timeout)
+        )
+        feed.put(split.first)
         left = set(split.first)
         kept = 0  # JSON values in the records received, as their workers counted them
         try:
@@ -267,6 +259,7 @@ class Pool:
                     self.running.heard(message)
                     continue
                 if "id" in message and message["id"] in left:
+                    feed.answered()
                     self.running.done(message["id"])
                     kept += message["result"].pop("nodes", 0)
                     if kept > records.BUILD_NODE_LIMIT:
@@ -277,15 +270,14 @@ class Pool:
                     left.discard(message["id"])
                     results, more = split.receive(message["id"], message["result"])
                     left |= set(more)
-                    for item in more.items():
-                        outbox.put(item)
+                    feed.put(more)
                     yield from results
         finally:
             self.running.clear()
-            outbox.put(None)
-            writer.join()
+            feed.stop()
             if left and self.proc.poll() is None:
                 self._cancel()
+            feed.release()  # (stopped, cancelled or gone: none of its jobs runs now)
 
     def _warm_for(self, work: dict[str, Job]) -> None:
         """Tell the zygote torch's first uses the jobs share (warming.py), before the jobs: it forks
@@ -339,21 +331,6 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def longest_first(work: dict[str, Job]) -> dict[str, Job]:
-    """The jobs in the order they are handed out: order searches first, the costliest first (about), so
-    the workers end together (a long search handed out last kept one core idle to its end)."""
-    return dict(sorted(work.items(), key=lambda item: -_weight(item[1])))
-
-
-def _weight(job: Job) -> int:
-    """How long a job runs, roughly, for its place in the queue only: an order search's blocks times its
-    passes, four times that with indentation (every block at every level); 0 for the rest."""
-    if job["type"] != "search":
-        return 0
-    blocks = len(job["lines"]) + len(job["distractors"])
-    return blocks * job["repeat"] * (4 if job.get("indent") else 1)
 
 
 def execute(

@@ -57,11 +57,12 @@ def others(matrix: tuple[str, ...]) -> list[str]:
     return [v for v in versions.ordered(matrix) if not versions.same(v, installed())]
 
 
-def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -> dict[str, Pool]:
+def start_early(options: EarlyOptions, early: Pool, held: contextlib.ExitStack) -> dict[str, Pool]:
     """Pools for the other versions of the project's torch matrix, by version, started with the
-    installed torch's early one (pipeline, `warm` as it is): each imports its torch on a core that import
-    leaves idle, not after the installed torch's jobs (the shipped deck's cold build waited 1.1 s for
-    torch 1.13.1's pool there, every core but one idle). None where the settings do not read (the check
+    installed torch's `early` one (pipeline: warm as it is, and sharing its slots, so that all of them
+    together run at most `-j` jobs at once): each imports its torch on a core that import leaves idle,
+    not after the installed torch's jobs (the shipped deck's cold build waited 1.1 s for torch 1.13.1's
+    pool there, every core but one idle). None where the settings do not read (the check
     reports them) or a version is not provisioned. `held` stops each pool (Pool.stop) and then frees its
     environment, held in use meanwhile, when its starter closes it."""
     if options.torch:  # (the whole run is under another torch: no matrix around it)
@@ -80,7 +81,9 @@ def start_early(options: EarlyOptions, warm: bool, held: contextlib.ExitStack) -
             held.enter_context(environments.using(python))
         except QuizgenError:  # (removed meanwhile: the matrix says so in its own words)
             continue
-        started[version] = pool.Pool(options.jobs, options.memory, warm, options.sandbox, python)
+        started[version] = pool.Pool(
+            options.jobs, options.memory, early.warm, options.sandbox, python, early.slots
+        )
         held.callback(started[version].stop)
     return started
 
