@@ -3,9 +3,10 @@
 A build's installed torch and each torch of its matrix have a pool of their own, each as many workers
 as `-j` (pipeline, torch_versions/versioned.py), and their jobs run side by side. Each pool is handed
 jobs only as a shared slot frees, so the jobs running at once, over all pools, are never more than `-j`.
-Without that, two pools ran four jobs on two cores: the shipped deck's cold build took ~10 s more CPU
-(its order searches 1.3-3x their CPU alone: processes switched every few milliseconds share each core's
-caches, and a search that times its own work by the clock judged its choices on interrupted samples).
+Without that, two pools ran four jobs on two cores (processes switched every few milliseconds share
+each core's caches, and a search that times its own work by the clock judges its choices on interrupted
+samples): one search's job took 1.3-3x its CPU in some builds; over four paired cold builds of the
+shipped deck, its order searches' CPU went 21.5 -> 19.1 s (medians; bench/README.md, fifteenth round).
 """
 
 from __future__ import annotations
