@@ -62,9 +62,9 @@ def start_early(options: EarlyOptions, early: Pool, held: contextlib.ExitStack) 
     installed torch's `early` one (pipeline: warm as it is, and sharing its slots, so that all of them
     together run at most `-j` jobs at once): each imports its torch on a core that import leaves idle,
     not after the installed torch's jobs (the shipped deck's cold build waited 1.1 s for torch 1.13.1's
-    pool there, every core but one idle). None where the settings do not read (the check
-    reports them) or a version is not provisioned. `held` stops each pool (Pool.stop) and then frees its
-    environment, held in use meanwhile, when its starter closes it."""
+    pool there, every core but one idle). None where the settings do not read (the check reports them)
+    or a version is not provisioned. `held` stops each pool (Pool.stop) and then frees its environment,
+    held in use meanwhile, when its starter closes it."""
     if options.torch:  # (the whole run is under another torch: no matrix around it)
         return {}
     try:
