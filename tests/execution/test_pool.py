@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import threading
 
-from quizgen.execution.pool import Pool
+import pytest
+
+from quizgen.execution.pool import Pool, execute
 from quizgen.execution.protocol import Job, Result
 from quizgen.execution.scheduling import Slots, longest_first
 
@@ -78,3 +80,29 @@ def test_pools_that_share_slots_run_no_more_jobs_at_once_than_they_have_slots() 
     assert len(intervals) == 6
     ordered = sorted(intervals)
     assert all(end <= next_start for (_, end), (next_start, _) in itertools.pairwise(ordered))
+
+
+def test_a_run_whose_reader_fails_gives_back_its_slots() -> None:
+    # The matrix's run reads its results in a thread of its own, beside the installed torch's. When its
+    # reader fails (our bug, kept to be raised where the build waits), its run must still end and give
+    # back its slots: the other pool's jobs then run, rather than the build waiting for ever.
+    shared = Slots(1)
+    slow = _run("import time\ntime.sleep(0.3)\nprint('slow')\n")
+
+    def fails(key: str, outcome: object) -> bool:
+        raise RuntimeError("a reader's bug")
+
+    with Pool(2, warm=False, slots=shared) as first, Pool(1, warm=False, slots=shared) as second:
+        first.ready()
+        second.ready()
+        with pytest.raises(RuntimeError, match="a reader's bug") as kept:  # (kept, as the matrix keeps it)
+            execute({"a0": slow, "a1": slow, "a2": slow}, jobs=2, pool=first, on_result=fails)
+        done: dict[str, object] = {}
+        other = threading.Thread(
+            target=lambda: done.update(execute({"b": _run("print('b')")}, jobs=1, pool=second))
+        )
+        other.start()
+        other.join(120)  # (a generous bound: without the fix it never ends)
+        assert not other.is_alive(), "the second pool's job waited for a slot the failed run kept"
+    assert list(done) == ["b"]
+    assert kept.value.__traceback__ is not None

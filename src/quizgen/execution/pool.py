@@ -11,6 +11,7 @@ its import path then holds quizgen alone, so nothing of quizgen's own environmen
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -364,13 +365,14 @@ def execute(
         active.ready()
         if watch is not None:
             watch(active.running)
-        results = active.run(work, timeout, timeouts)
-        for key, result in results:
-            outcome = Outcome.from_result(result)
-            outcomes[key] = outcome
-            if on_result is not None and not on_result(key, outcome):
-                results.close()
-                break
+        # (closed whatever happens: a run left open holds its `-j` slots, and another pool's run, the
+        # matrix's beside this one, would wait for them for ever)
+        with contextlib.closing(active.run(work, timeout, timeouts)) as results:
+            for key, result in results:
+                outcome = Outcome.from_result(result)
+                outcomes[key] = outcome
+                if on_result is not None and not on_result(key, outcome):
+                    break
     finally:
         if own:
             active.close()
