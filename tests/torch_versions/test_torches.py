@@ -26,6 +26,7 @@ from quizgen.execution.cache import job_key
 from quizgen.execution.protocol import Answer, Outcome, RunJob
 from quizgen.torch_versions import changed, drift, environments, installed, versions
 from quizgen.torch_versions.installed import version as torch_version
+from tests.support.fresh import printed
 from tests.support.releases import TORCH_RELEASES
 
 # Where the real environments live for this user (read before the suite moves the cache folder).
@@ -353,8 +354,7 @@ def test_torch_commands_never_import_torch() -> None:
         "    assert CliRunner().invoke(cli, args).exit_code == 0\n"
         "print('torch' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert printed(code) == "False"
 
 
 ZERO_GRAD = """\

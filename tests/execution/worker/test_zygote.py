@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import mmap
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from quizgen.execution.pool import Pool
 from quizgen.execution.worker import huge_pages
 from tests.support.forked import in_a_fork
+from tests.support.fresh import printed
 from tests.support.jobs import answering
 
 
@@ -87,5 +86,4 @@ def test_a_jobs_seeding_imports_nothing_the_zygote_did_not() -> None:
         "snippets.seed()\n"
         "print(sorted(set(sys.modules) - before))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert printed(code) == "[]"
