@@ -3,7 +3,6 @@ seeds, and errors reduced to the frames in card files. Only worker processes imp
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import traceback
@@ -124,15 +123,14 @@ _DEVICES = ("cuda", "xpu", "mtia")  # the lazily started devices torch.manual_se
 
 
 def seed_devices() -> None:
-    """Seed every device once, as `torch.manual_seed(0)` does (the zygote, before forking workers); and
-    import what `seed` imports, so that no job's process imports it again."""
+    """Seed every device once, as `torch.manual_seed(0)` does (the zygote, before forking workers), and
+    seed as each job does, so that what a job's seeding imports is imported here once."""
     import torch
 
     torch.manual_seed(0)
     # (numpy 2 imports `numpy.random` on first use: nine extension modules loaded in every job's process,
     # ~10 ms of CPU a job on torch 2.13, where numpy 1's `import numpy` had loaded them already)
-    with contextlib.suppress(ImportError):
-        import numpy.random  # noqa: F401
+    seed()
 
 
 def fresh_namespace(
