@@ -72,9 +72,12 @@ class SearchJob(TypedDict):
     indent: NotRequired[int]  # spaces per level when the blocks' levels are part of the answer
     levels: NotRequired[list[int]]  # with indent: each block's level (lines, then distractors)
     # A search split across workers (the pool's doing, never a card's): part k of n finds only the
-    # accepted orders among its share of the candidates; the last job is given all they found.
+    # accepted orders among its share of the candidates (indented: its share of the lines' and the
+    # distractors' spaces, and the first arrangement that passes in each distractor space); the last
+    # job is given all they found.
     part: NotRequired[list[int]]  # [k, n]
     accepted: NotRequired[list[list[int]]]
+    found: NotRequired[list[list[int] | None]]  # indented: each distractor space's first passing
 
 
 Job: TypeAlias = RunJob | SearchJob
@@ -164,6 +167,7 @@ class Result(TypedDict):
     value: NotRequired[Answer]
     raised: NotRequired[Raised]  # with an exception answer
     orders: NotRequired[list[list[int]]]
+    found: NotRequired[list[list[int] | None]]  # a part of a split indented search: SearchJob.found
     placements: NotRequired[list[list[list[int]]]]  # indented: accepted with a line at another level
     usable_distractors: NotRequired[list[UsableDistractor]]
     tried: NotRequired[int]  # orders run: those that respect the lines' data dependencies

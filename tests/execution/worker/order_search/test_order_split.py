@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from quizgen import pipeline
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Outcome, Result
+from quizgen.execution.worker.order_search import split as order_split
 from quizgen.execution.worker.order_search.split import SPLIT_FROM, Split, candidates, worth_splitting
 from tests.support.order_puzzles import job, search
 
@@ -123,3 +126,87 @@ ADAM = "torch.optim.adam.Adam"
 
 def _part(orders: list[list[int]], **more: object) -> Result:
     return {"ok": True, "output": "", "orders": orders, "tried": 5040, "seconds": 0.1, **more}
+
+
+# -- indented puzzles: split by their spaces, where workers would be idle ------------------------------
+
+# A loop and what follows it, each block at any level: the lines' space and each distractor's 8 spaces
+# (inserted, and in place of each line). `del seen` can never be used; `total += 0` can.
+LOOP = ["for k in range(3):", "total += k", "log.append(total)", "log.append(k)", "seen = list(log)"]
+LOOPED = job(
+    "total = 0\nlog = []\n",
+    [*LOOP, "done = len(seen)"],
+    "assert seen == [0, 0, 1, 1, 3, 2] and done == 6\n",
+    distractors=("del seen", "total += 0"),
+    levels=[0, 1, 1, 1, 0, 0, 0, 0],
+)
+# the same with one more line after the loop: more than SPLIT_FROM candidates
+LONGER = job(
+    "total = 0\nlog = []\n",
+    [*LOOP, "done = len(seen)", "count = done + 1"],
+    "assert seen == [0, 0, 1, 1, 3, 2] and count == 7\n",
+    distractors=("del seen", "total += 0"),
+    levels=[0, 1, 1, 1, 0, 0, 0, 0, 0],
+)
+
+
+def test_an_indented_search_is_split_only_where_workers_would_be_idle() -> None:
+    """A part loses the runs the spaces share, so an indented search is split only when the run has
+    fewer jobs than workers (an author's edited card), never in a build with cards to spare."""
+    assert worth_splitting(LONGER, 2, idle=True) and not worth_splitting(LONGER, 2)
+    assert not worth_splitting(LONGER, 1, idle=True)
+    assert not worth_splitting({**LONGER, "distractors": []}, 2, idle=True)  # one space: nothing to share out
+    assert not worth_splitting(LOOPED, 2, idle=True)  # below SPLIT_FROM
+    assert list(Split({"k": LONGER}, 2).first) == ["k#part0", "k#part1"]
+    assert list(Split({"k": LONGER}, 3).first) == ["k#part0", "k#part1", "k#part2"]
+    assert list(Split({"k": LONGER, "p": PUZZLE}, 2).first) == ["k", "p#part0", "p#part1"]
+
+
+def test_the_spaces_are_shared_out_in_runs_of_about_even_candidates() -> None:
+    from quizgen.execution.worker.order_search.levels import share
+
+    counts = [4254, 64084, 973, 9792, 2000, 44478, 3100, 5000]
+    for parts in (1, 2, 3, 5, 12):
+        runs = [share(counts, k, parts) for k in range(parts)]
+        assert [i for r in runs for i in r] == list(range(len(counts))), parts  # each once, in order
+    assert [list(share(counts, k, 2)) for k in range(2)] == [[0, 1], [2, 3, 4, 5, 6, 7]]
+    assert [list(share([5, 0, 5], k, 2)) for k in range(2)] == [[0], [1, 2]]
+    assert [list(share([0, 0], k, 3)) for k in range(3)] == [[], [], [0, 1]]
+
+
+def test_an_indented_search_split_by_its_spaces_joins_to_the_whole(
+    warm_search: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(order_split, "SPLIT_FROM", 100)
+    whole, _ = search(LOOPED, fast=True)
+    assert len(whole["orders"]) == 1 and len(whole.get("placements", [])) == 5
+    assert [d["distractor"] for d in whole["usable_distractors"]] == [1]
+    split = Split({"k": LOOPED}, 2)
+    assert list(split.first) == ["k#part0", "k#part1"]
+    found: list[list[int] | None] = []
+    for name, part in split.first.items():
+        result, _ = search(part, fast=True)
+        assert set(result) == {"ok", "output", "orders", "found", "tried"}
+        plain, _ = search(part, fast=False)
+        assert (plain["orders"], plain["found"]) == (result["orders"], result["found"])
+        found += result["found"]
+        done, more = split.receive(name, result)
+    # the lines' space is the first part's; the distractors' 2 x 7 spaces are shared out between both
+    assert len(found) == 14 and sum(hit is not None for hit in found) >= 1
+    assert done == [] and more["k"]["found"] == found and "part" not in more["k"]
+    last, _ = search(more["k"], fast=True)
+    [(key, joined)] = split.receive("k", last)[0]
+    assert key == "k" and _outcome(joined) == _outcome(whole)
+
+
+def test_one_and_two_workers_give_an_indented_search_the_same_result(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(order_split, "SPLIT_FROM", 100)
+    assert worth_splitting(LOOPED, pool.jobs, idle=True)
+    with Pool(1) as single:
+        [(_, alone)] = single.run({"k": LOOPED})
+    [(key, split)] = pool.run({"k": LOOPED})
+    assert key == "k" and alone["ok"] and split["ok"]
+    assert _outcome(split) == _outcome(alone)
+    assert [d["distractor"] for d in alone["usable_distractors"]] == [1]

@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from types import CodeType
 
 from quizgen.constants import MAX_CANDIDATES
@@ -30,23 +30,13 @@ from quizgen.execution.worker.order_search.candidates import (
     readable,
     relax,
 )
-from quizgen.execution.worker.order_search.costs import clock
 from quizgen.execution.worker.order_search.frozen import Thawed
-from quizgen.execution.worker.order_search.levels import Onward
-from quizgen.execution.worker.order_search.names import (
-    Liveness,
-    ReachesOut,
-    always_read,
-    check_only,
-    freed_graphs_shareable,
-    graphs_comparable,
-    identifiers_of,
-    views_only,
-)
+from quizgen.execution.worker.order_search.making import Plain as _Plain
+from quizgen.execution.worker.order_search.making import make_tree as _tree
 from quizgen.execution.worker.order_search.program import Chunk, Orders, Share, flatten
 from quizgen.execution.worker.order_search.program_state import Opaque
 from quizgen.execution.worker.order_search.steps import Runs
-from quizgen.execution.worker.order_search.threads import Space, Thread, firsts
+from quizgen.execution.worker.order_search.threads import Thread, firsts
 from quizgen.execution.worker.order_search.torch_state import Settings
 from quizgen.execution.worker.order_search.tree import Tree
 from quizgen.execution.worker.snippets import (
@@ -97,7 +87,7 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         orders = order_levels.space(program, lines, before)
     runs.budget = Budget(order_levels.counted(orders) if program.indented else tried)
     part = job.get("part")
-    share = None if part is None else orders.share(*part)
+    share = None if part is None or program.indented else orders.share(*part)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = _Discard()
     try:
@@ -105,19 +95,16 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
         started = time.process_time()
         runs.attempt(program.chunks(lines))
         runs.one = min(runs.one, time.process_time() - started)
-        alone = not program.indented or share is not None or "accepted" in job or not fast
-        together = None if alone else _together(runs, orders, before, start)
-        if together is not None:
-            accepted, usable = together
+        if program.indented:
+            accepted, found, usable = _indented(runs, orders, before, start, fast)
+            if part is not None:  # one part of a split search: what its spaces found is all it says
+                return {"ok": True, "output": "", "orders": accepted, "found": found, "tried": tried}
         else:
             accepted = job["accepted"] if "accepted" in job else _accepted(runs, orders, start, fast, share)
             if share is not None:  # one part of a split search: its accepted orders are all it finds
                 return {"ok": True, "output": "", "orders": accepted, "tried": tried}
             runs.phase = 1  # (the distractors now: execution.progress.PHASES)
-            if program.indented:
-                usable = _usable_anywhere(runs, before, start, fast)
-            else:
-                usable = _usable(runs, accepted, start, fast)
+            usable = _usable(runs, accepted, start, fast)
         order_settings.restore_settings(start)
         as_written = [order for order in accepted if order_levels.written(program, order)]
         feedback = order_feedback.nearby(runs, set(map(tuple, as_written)))
@@ -133,32 +120,6 @@ def search(job: SearchJob, setups: list[CodeType], paths: set[str], fast: bool =
     return result
 
 
-class _Plain(Exception):
-    """The fast search cannot vouch for this puzzle: run the plain search."""
-
-
-def _always(runs: Runs) -> frozenset[str] | None:
-    """Variables every step may read (order.names.always_read); _Plain where code reaches out."""
-    fixed = [s["code"] for s in [*runs.job["setup"], runs.job["check"]]]
-    try:
-        return always_read(fixed, runs.program)
-    except ReachesOut:
-        raise _Plain from None
-
-
-def _tree(
-    runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None = None, freeze: bool = False
-) -> Tree:
-    """A fast search from a fresh namespace, of one space of candidates or several at once; with
-    `freeze`, tensors only read are shared rather than copied, where no code can change them unseen."""
-    began = time.process_time()
-    tree = _new_tree(runs, start, spaces, share)
-    tree.freeze = freeze and tree.spans  # (views_only: nothing reaches a tensor's bytes but its views)
-    tree.shared.kept.on &= freeze  # (shared until a step changes what states share: then neither)
-    runs.start_cost = time.process_time() - began
-    return tree
-
-
 def _fast(make: Callable[[bool], Tree], threads: list[Thread]) -> tuple[Tree, list[Thread]]:
     """The fast search of a tree `make` builds, freezing what no step changes; when a step did change
     it, the search starts again from setup, freezing nothing (order.frozen). _Plain as _explore."""
@@ -168,47 +129,6 @@ def _fast(make: Callable[[bool], Tree], threads: list[Thread]) -> tuple[Tree, li
     except Thawed:
         tree = make(False)
         return tree, _explore(tree, threads)
-
-
-def _new_tree(runs: Runs, start: Settings, spaces: Sequence[Orders], share: Share | None) -> Tree:
-    always = _always(runs)
-    order_settings.restore_settings(start)
-    began = clock()
-    ns = fresh_namespace(runs.setups, runs.paths)
-    setup_cost = clock() - began
-    repeat = runs.job["repeat"]
-    orders, *more = spaces
-    check = runs.job["check"]["code"]
-    liveness = Liveness(runs.program, orders, repeat, check, always)
-    job = runs.job
-    sources = [s["code"] for s in [*job["setup"], job["check"], *job["lines"], *job["distractors"]]]
-    generators = bool(identifiers_of("\n".join(sources)) & {"numpy", "np", "random"})
-    run_step = lambda step, traced: runs.step(ns, step, False, traced, walked=True)  # noqa: E731
-    tree = Tree(ns, run_step, orders, repeat, liveness, generators, share)
-    tree.spaces += [Space(space, Liveness(runs.program, space, repeat, check, always)) for space in more]
-    tree.graphs = graphs_comparable(sources)
-    tree.shared.kept.on = tree.graphs and freed_graphs_shareable(sources)  # (order.kept)
-    tree.spans = views_only(sources)
-    tree.aside = check_only(runs.job["check"]["code"], runs.program, always)
-
-    def rebuild() -> None:
-        # In the search's own namespace: a function setup defines (a hook, a loss) reads its globals
-        # there, as in every other branch (made in another dict, it read that dict's stale variables).
-        order_settings.restore_settings(start)
-        fresh_namespace(runs.setups, runs.paths, into=ns)
-
-    tree.rebuild = rebuild
-    tree.costs.rebuilt(setup_cost)
-    tree.budget = runs.budget
-    tree.same = runs.same
-    if runs.program.indented:
-        for space in tree.spaces:
-            space.onward = Onward(space.orders, runs.broken)
-            space.same = runs.same  # (a thread for the steps that are the same code)
-    traces = identifiers_of("\n".join(sources)) & {"sys", "settrace", "gettrace", "threading"}
-    if not traces and not runs.annotated:  # (no code of the card's traces lines; lines not run bind nothing)
-        tree.runs = runs  # what a step's run tells of its siblings (order.reach, order.routes)
-    return tree
 
 
 def _explore(tree: Tree, threads: list[Thread]) -> list[Thread]:
@@ -312,22 +232,40 @@ def _unmerged(runs: Runs, orders: Orders) -> bool:
     return order_split.states(orders, even + 1) > even
 
 
-def _usable_anywhere(
-    runs: Runs, before: dict[int, set[int]], start: Settings, fast: bool
-) -> list[UsableDistractor]:
-    """With indentation: each distractor that can be used, with the first arrangement found that passes."""
-    spaces, owners, too_big = order_levels.searchable(runs.program, before)
-    return order_levels.pick(runs.program, _first_of_each(runs, spaces, owners, start, fast), owners, too_big)
+def _indented(
+    runs: Runs, orders: Orders, before: dict[int, set[int]], start: Settings, fast: bool
+) -> tuple[list[list[int]], list[list[int] | None], list[UsableDistractor]]:
+    """With indentation: the accepted arrangements, the first that passes in each distractor space
+    (None: none passes) and the usable distractors. A part of a split search searches its share of the
+    spaces, the lines' own first (levels.share: its usable distractors are the last job's to tell); the
+    last job is given what the parts found."""
+    job, program = runs.job, runs.program
+    spaces, owners, too_big = order_levels.searchable(program, before)
+    if "found" in job:
+        return job["accepted"], job["found"], order_levels.pick(program, job["found"], owners, too_big)
+    lines = True
+    if "part" in job:
+        mine = order_levels.share([space.count(MAX_CANDIDATES) for space in [orders, *spaces]], *job["part"])
+        lines = 0 in mine
+        spaces, owners = [spaces[k - 1] for k in mine if k], [owners[k - 1] for k in mine if k]
+    together = _together(runs, orders, spaces, start) if lines and fast else None
+    if together is not None:
+        accepted, found = together
+    else:
+        accepted = _accepted(runs, orders, start, fast) if lines else []
+        runs.phase = 1  # (the distractors now: execution.progress.PHASES)
+        found = _first_of_each(runs, spaces, owners, start, fast)
+    usable = [] if "part" in job else order_levels.pick(program, found, owners, too_big)
+    return accepted, found, usable
 
 
 def _together(
-    runs: Runs, orders: Orders, before: dict[int, set[int]], start: Settings
-) -> tuple[list[list[int]], list[UsableDistractor]] | None:
-    """With indentation: the accepted orders and the usable distractors from one fast search of the
-    lines' space and every distractor's: they share every run they have in common (the steps of a
-    distractor space that do not hold the distractor are the lines' steps). None where the fast search
-    is not the one to run (then each is searched on its own, as without it)."""
-    spaces, owners, too_big = order_levels.searchable(runs.program, before)
+    runs: Runs, orders: Orders, spaces: list[Orders], start: Settings
+) -> tuple[list[list[int]], list[list[int] | None]] | None:
+    """With indentation: the accepted orders and the first passing arrangement of each distractor space
+    from one fast search of the lines' space and those: they share every run they have in common (the
+    steps of a distractor space that do not hold the distractor are the lines' steps). None where the
+    fast search is not the one to run (then each is searched on its own, as without it)."""
     total = sum(space.count(MAX_CANDIDATES) for space in [orders, *spaces])
     if _small(runs, total):
         return None
@@ -343,7 +281,7 @@ def _together(
         return None
     lines = tree.spaces[0]
     accepted = sorted(flatten(c) for t in passed if t.space == 0 for c in lines.arrangements(t.chunks))
-    return accepted, order_levels.pick(runs.program, firsts(tree.spaces, passed)[1:], owners, too_big)
+    return accepted, firsts(tree.spaces, passed)[1:]
 
 
 def _first_of_each(
