@@ -79,13 +79,13 @@ def searchable(program: Program, before: dict[int, set[int]]) -> Spaces:
     return spaces, owners, too_big
 
 
-def share(counts: list[int], part: int, parts: int) -> range:
+def share(weights: list[int], part: int, parts: int) -> range:
     """Which spaces part `part` of `parts` of a split search searches: a run of them in their order
-    (`counts`, each space's candidates), the parts' candidates about even. In order, so that what the
-    parts find, joined in the parts' order, is each space's in the spaces' order (`pick`)."""
-    total, cumulative = sum(counts), list(itertools.accumulate(counts, initial=0))
+    (`weights`, what each is expected to cost), the parts' weights about even. In order, so that what
+    the parts find, joined in the parts' order, is each space's in the spaces' order (`pick`)."""
+    total, cumulative = sum(weights), list(itertools.accumulate(weights, initial=0))
     cuts = [next(i for i, c in enumerate(cumulative) if c * parts >= total * k) for k in range(parts)]
-    cuts.append(len(counts))
+    cuts.append(len(weights))
     return range(cuts[part], max(cuts[part], cuts[part + 1]))
 
 
