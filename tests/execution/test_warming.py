@@ -5,6 +5,7 @@ from __future__ import annotations
 from quizgen.execution import warming
 from quizgen.execution.pool import Pool
 from quizgen.execution.protocol import Job
+from tests.support.fresh import printed
 
 # What wrapping a model in torch.compile imports (and the zygote's own warm-up does not).
 PROBE = "import sys\nwarm = 'torch._inductor.compile_fx' in sys.modules\n"
@@ -45,3 +46,28 @@ def test_jobs_that_share_a_first_use_start_warm_even_on_a_worker_forked_before()
     assert alone == {"alone": "False"}  # made in its own process: no later job sees it
     assert shared == {"a": "True", "b": "True"}
     assert after == {"later": "True"}  # the zygote keeps it for the runs to come
+
+
+# What the first optimizer imports (a cold pool's workers, each job that makes one: warm.py)
+DYNAMO = "import sys\nwarm = 'torch._dynamo' in sys.modules\n"
+STEPS = "opt = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)\n"
+
+
+def test_optimizers_two_jobs_make_are_made_once_in_a_cold_pool() -> None:
+    """A split search's parts (order.split) each make the card's optimizer: without this each part's
+    worker imported torch._dynamo (2-3 s of CPU) on its own."""
+    assert warming.shared({"a": _run(STEPS), "b": _run("from torch import optim\n")}) == ["optimizers"]
+    assert warming.shared({"a": _run(STEPS), "b": _run("x = 1\n")}) == []
+    with Pool(1, warm=False) as pool:
+        alone = _warm(dict(pool.run({"alone": _run(DYNAMO + STEPS, "warm")})))
+        both = {"a": _run(DYNAMO + STEPS, "warm"), "b": _run(DYNAMO + STEPS + "# b\n", "warm")}
+        shared = _warm(dict(pool.run(both)))
+    assert alone == {"alone": "False"}
+    assert shared == {"a": "True", "b": "True"}
+
+
+def test_a_warm_zygote_makes_the_optimizers_no_second_time() -> None:
+    """Else a build's warm pool, told that its jobs share optimizers, would replace all its workers."""
+    code = "from quizgen.execution.worker import warm\nwarm.first_use()\n"
+    code += "print(warm.on_demand(['optimizers']))\n"
+    assert printed(code) == "False"

@@ -245,7 +245,7 @@ class Pool:
         self.used = True
         self.ready()
         split = order_split.Split(longest_first(work), self.jobs)
-        self._warm_for(work)
+        self._warm_for(split.first)  # (a split search's parts share their first uses)
         # A card's own timeout, else everyone's (a split search's parts, "key#partN", its key's).
         feed = Feed(
             self.slots, self._send_now, lambda key: (timeouts or {}).get(key.partition("#")[0], timeout)

@@ -19,6 +19,10 @@ from quizgen.execution.protocol import Job, job_snippets
 # feature -> what in a snippet's code tells that it may use it
 FIRST_USES: dict[str, re.Pattern[str]] = {
     "compile": re.compile(r"\bcompile\b"),
+    # The first optimizer imports torch._dynamo (2-3 s of CPU): a pool that started cold (a project
+    # with most results cached) pays it in each worker whose job makes one, such as each part of a
+    # split search, unless the zygote pays it once.
+    "optimizers": re.compile(r"\boptim\b"),
 }
 
 

@@ -27,6 +27,7 @@ def first_use() -> None:
         for step in steps:
             with contextlib.suppress(Exception):
                 step()
+    _made.add("optimizers")  # (on_demand: made already)
 
 
 _made: set[str] = set()  # what on_demand made in this process
@@ -58,7 +59,12 @@ def _compile() -> bool:
     return True
 
 
-ON_DEMAND: dict[str, Callable[[], bool]] = {"compile": _compile}
+def _optimizers_made() -> bool:
+    _optimizers()
+    return True
+
+
+ON_DEMAND: dict[str, Callable[[], bool]] = {"compile": _compile, "optimizers": _optimizers_made}
 
 
 def _optimizers() -> None:

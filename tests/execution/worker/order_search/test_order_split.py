@@ -140,7 +140,7 @@ LOOPED = job(
     distractors=("del seen", "total += 0"),
     levels=[0, 1, 1, 1, 0, 0, 0, 0],
 )
-# the same with one more line after the loop: more than SPLIT_FROM candidates
+# the same with one more line after the loop: more than SPLIT_INDENTED_FROM candidates
 LONGER = job(
     "total = 0\nlog = []\n",
     [*LOOP, "done = len(seen)", "count = done + 1"],
@@ -156,7 +156,7 @@ def test_an_indented_search_is_split_only_where_workers_would_be_idle() -> None:
     assert worth_splitting(LONGER, 2, idle=True) and not worth_splitting(LONGER, 2)
     assert not worth_splitting(LONGER, 1, idle=True)
     assert not worth_splitting({**LONGER, "distractors": []}, 2, idle=True)  # one space: nothing to share out
-    assert not worth_splitting(LOOPED, 2, idle=True)  # below SPLIT_FROM
+    assert not worth_splitting(LOOPED, 2, idle=True)  # below SPLIT_INDENTED_FROM
     assert list(Split({"k": LONGER}, 2).first) == ["k#part0", "k#part1"]
     assert list(Split({"k": LONGER}, 3).first) == ["k#part0", "k#part1", "k#part2"]
     assert list(Split({"k": LONGER, "p": PUZZLE}, 2).first) == ["k", "p#part0", "p#part1"]
@@ -177,7 +177,7 @@ def test_the_spaces_are_shared_out_in_runs_of_about_even_weight() -> None:
 def test_an_indented_search_split_by_its_spaces_joins_to_the_whole(
     warm_search: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(order_split, "SPLIT_FROM", 100)
+    monkeypatch.setattr(order_split, "SPLIT_INDENTED_FROM", 100)
     whole, _ = search(LOOPED, fast=True)
     assert len(whole["orders"]) == 1 and len(whole.get("placements", [])) == 5
     assert [d["distractor"] for d in whole["usable_distractors"]] == [1]
@@ -202,7 +202,7 @@ def test_an_indented_search_split_by_its_spaces_joins_to_the_whole(
 def test_one_and_two_workers_give_an_indented_search_the_same_result(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(order_split, "SPLIT_FROM", 100)
+    monkeypatch.setattr(order_split, "SPLIT_INDENTED_FROM", 100)
     assert worth_splitting(LOOPED, pool.jobs, idle=True)
     with Pool(1) as single:
         [(_, alone)] = single.run({"k": LOOPED})
