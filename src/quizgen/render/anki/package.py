@@ -77,6 +77,11 @@ def write_apkg(
         db = Path(tmp) / "collection.anki2"
         conn = sqlite3.connect(db)
         try:
+            # A scratch file zipped and deleted: no journal, no fsync (genanki commits twice while making
+            # the schema, and each waited for the disk: 0.25 -> 0.02 s for the shipped 19 decks). Neither
+            # setting is stored in the file, whose bytes stay the same.
+            conn.execute("PRAGMA journal_mode=OFF")
+            conn.execute("PRAGMA synchronous=OFF")
             timestamp = max((n.mod for n in notes), default=0)
             genanki.Package(deck).write_to_db(conn.cursor(), timestamp, itertools.count(1))
             conn.commit()
