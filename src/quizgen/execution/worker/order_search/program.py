@@ -28,6 +28,8 @@ class Memo:
     fits: dict[tuple[tuple[int, ...], int, int], tuple[int, ...] | None] = field(default_factory=dict)
     counts: dict[Hashable, int] = field(default_factory=dict)  # candidates from the blocks left
     next: dict[Hashable, list[tuple[Chunk, int]]] = field(default_factory=dict)  # steps, the blocks placed
+    # the candidates that go on from a statement's beginning (Orders._within), by what they depend on
+    within: dict[tuple[Hashable, tuple[int, ...], int], int] = field(default_factory=dict)
     read: dict[Chunk, Read | None] = field(default_factory=dict)
     # same_code's keys: one number for each reading (the key before the last block, its origin, the
     # suites its lines open and close), so a key is hashed and compared as one int, however long
@@ -244,12 +246,10 @@ class Orders:
         """How many candidates begin with the blocks in `placed` (1 once every block is placed)."""
         if placed == self.full:
             return 1
-        if placed not in self._completions:
-            counts, key = self.memo.counts, self.key(placed)
-            if key not in counts:
-                counts[key] = sum(self.completions(after) for _, after in self.next_chunks(placed))
-            self._completions[placed] = counts[key]
-        return self._completions[placed]
+        found = self._completions.get(placed)
+        if found is None:
+            found = self._completions[placed] = self._count(placed, None)
+        return found
 
     def ready(self, b: int, placed: int) -> bool:
         b = self.program.origin(b)
@@ -264,9 +264,7 @@ class Orders:
             shared, key = self.memo.next, self.key(placed)
             if key not in shared:  # (each step with the blocks it places; a later mask never meets this one)
                 shared[key] = [
-                    (chunk, after & ~placed)
-                    for chunk, after in self._grow(placed)
-                    if after == self.full or self.next_chunks(after)
+                    (chunk, after & ~placed) for chunk, after in self._grow(placed) if self.completions(after)
                 ]
             found = self._next[placed] = [(chunk, placed | bits) for chunk, bits in shared[key]]
         return found
@@ -340,42 +338,62 @@ class Orders:
         return Share(frozenset(prefixes), depth)
 
     def count(self, limit: int) -> int:
-        """How many candidates there are (counting stops past `limit`). The steps that may come next are
-        counted as they are put together, not listed first: with every block at every level, the
-        statements one loop can make are far more than a puzzle may have candidates. Counted whole,
-        they are kept for `next_chunks`."""
-        if limit in self._counts:
-            return self._counts[limit]
-        memo: dict[int, int] = {}  # (a count past the limit is this count's alone)
-        counts, shared = self.memo.counts, self.memo.next
-
-        def completions(mask: int) -> int:
-            if mask == self.full:
-                return 1
-            if mask in memo:
-                return memo[mask]
-            key = self.key(mask)
-            if key in counts:
-                memo[mask] = counts[key]
-                return counts[key]
-            total, steps = 0, []
-            known = self.next_chunks(mask) if mask in self._next or key in shared else None
-            for chunk, after in self._grow(mask) if known is None else known:
-                ways = completions(after)
-                if ways:
-                    steps.append((chunk, after))
-                total += ways
-                if total > limit:
-                    break
-            else:  # (the steps that lead to a whole candidate: next_chunks'; the count is exact)
-                self._next[mask] = steps
-                shared.setdefault(key, [(chunk, after & ~mask) for chunk, after in steps])
-                counts[key] = total
-            memo[mask] = total
-            return total
-
-        self._counts[limit] = completions(0)
+        """How many candidates there are (counting may stop past `limit`)."""
+        if limit not in self._counts:
+            self._counts[limit] = self._count(0, limit)
         return self._counts[limit]
+
+    def _count(self, placed: int, limit: int | None) -> int:
+        """The candidates that begin with the blocks in `placed`, counted without listing them: the
+        statements one loop can make with every block at every level are far more than a puzzle may
+        have candidates, but what follows a statement's beginning depends only on the blocks placed, the
+        suites open and its last block (`within`), so each of those is counted once. Past `limit` the
+        count stops (a count that stopped is not kept: only this call's)."""
+        if placed == self.full:
+            return 1
+        counts, key = self.memo.counts, self.key(placed)
+        if key in counts:
+            return counts[key]
+        program, ends, origin = self.program, self._ends, self.program.origin
+        total = 0
+        if not program.indented:
+            for b in self.blocks:
+                if self.ready(b, placed):
+                    total += self._count(placed | 1 << b, limit)
+                    if limit is not None and total > limit:
+                        return total
+            counts[key] = total
+            return total
+        for first in self.choices:
+            if program.starts(first) and self.ready(first, placed):
+                mask = placed | 1 << origin(first)
+                if ends[first]:
+                    total += self._count(mask, limit)
+                total += self._within(mask, (0,), first, limit)
+                if limit is not None and total > limit:
+                    return total
+        counts[key] = total
+        return total
+
+    def _within(self, mask: int, stack: tuple[int, ...], last: int, limit: int | None) -> int:
+        """The candidates whose statement so far places the blocks in `mask` (the earlier statements'
+        too), ends with `last` and has the suites `stack` open, and goes on with at least one more block."""
+        within = self.memo.within
+        key = (self.key(mask), stack, last)
+        found = within.get(key)
+        if found is not None:
+            return found
+        total, ends = 0, self._ends
+        for b, bit, need, after in self._after(stack, last):
+            if mask & bit or mask & need != need:
+                continue
+            if ends[b]:
+                total += self._count(mask | bit, limit)
+            total += self._within(mask | bit, after, b, limit)
+            if limit is not None and total > limit:
+                return total
+        within[key] = total
+        return total
 
     def all(self) -> Iterator[tuple[Chunk, ...]]:
         """Every candidate, as its steps."""
