@@ -173,3 +173,20 @@ def test_the_spaces_of_one_program_share_what_they_work_out_and_count_alike() ->
     assert together == alone
     assert all(count == len(every) > 0 for count, every in together)
     assert len(shared.memo.next) < sum(len(o._next) for o in spaces)  # (worked out once for several)
+
+
+def test_a_count_lists_no_statement_and_one_that_stopped_is_not_kept() -> None:
+    """Candidates are counted by what follows each statement's beginning (Orders._within), none listed;
+    a count that stopped past its limit leaves the exact count to a later one."""
+    from quizgen.execution.worker.order_search.levels import space
+
+    codes = ("for i in range(3):", "total += i", "if i % 2:", "total -= 1", "seen.append(i)")
+    orders = space(Program(codes, lines=5, unit=4, levels=(0, 1, 1, 2, 1)).at_levels(), list(range(5)), {})
+    stopped = orders.count(3)
+    assert stopped > 3
+    assert not orders._next and not orders.program.memo.next  # (nothing listed)
+    exact = orders.count(10**6)
+    assert exact == len(list(orders.all())) >= stopped
+    assert [orders.completions(after) for _, after in orders.next_chunks(0)] == [
+        len([c for c in orders.all() if c[0] == chunk]) for chunk, _ in orders.next_chunks(0)
+    ]
