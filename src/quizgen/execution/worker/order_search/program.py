@@ -355,21 +355,14 @@ class Orders:
         if key in counts:
             return counts[key]
         program, ends, origin = self.program, self._ends, self.program.origin
-        total = 0
-        if not program.indented:
-            for b in self.blocks:
-                if self.ready(b, placed):
-                    total += self._count(placed | 1 << b, limit)
-                    if limit is not None and total > limit:
-                        return total
-            counts[key] = total
-            return total
-        for first in self.choices:
+        total, indented = 0, program.indented
+        for first in self.choices if indented else self.blocks:  # (without indentation a block is a step)
             if program.starts(first) and self.ready(first, placed):
                 mask = placed | 1 << origin(first)
-                if ends[first]:
+                if ends[first] or not indented:
                     total += self._count(mask, limit)
-                total += self._within(mask, (0,), first, limit)
+                if indented:
+                    total += self._within(mask, (0,), first, limit)
                 if limit is not None and total > limit:
                     return total
         counts[key] = total
@@ -378,8 +371,7 @@ class Orders:
     def _within(self, mask: int, stack: tuple[int, ...], last: int, limit: int | None) -> int:
         """The candidates whose statement so far places the blocks in `mask` (the earlier statements'
         too), ends with `last` and has the suites `stack` open, and goes on with at least one more block."""
-        within = self.memo.within
-        key = (self.key(mask), stack, last)
+        within, key = self.memo.within, (self.key(mask), stack, last)
         found = within.get(key)
         if found is not None:
             return found
