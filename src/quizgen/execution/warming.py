@@ -30,7 +30,12 @@ def shared(work: Mapping[str, Job]) -> list[str]:
     """The features that two or more of `work`'s jobs may use (one job pays the same either way)."""
     counts = dict.fromkeys(FIRST_USES, 0)
     for job in work.values():
-        text = "\n".join(snippet["code"] for snippet in job_snippets(job))
-        for name, pattern in FIRST_USES.items():
-            counts[name] += bool(pattern.search(text))
+        for name in uses(job):
+            counts[name] += 1
     return [name for name, count in counts.items() if count >= 2]
+
+
+def uses(job: Job) -> set[str]:
+    """The features whose first use the job's code may make."""
+    text = "\n".join(snippet["code"] for snippet in job_snippets(job))
+    return {name for name, pattern in FIRST_USES.items() if pattern.search(text)}

@@ -33,6 +33,11 @@ def first_use() -> None:
 _made: set[str] = set()  # what on_demand made in this process
 
 
+def not_made(features: list[str]) -> list[str]:
+    """The features named that on_demand knows and has not made in this process."""
+    return [name for name in features if name in ON_DEMAND and name not in _made]
+
+
 def on_demand(features: list[str]) -> bool:
     """Make the first uses named (execution/warming.py) not made yet: whether any was made (a torch
     without the feature makes none). Warnings silenced."""
