@@ -171,10 +171,9 @@ class _Zygote:
             os.kill(worker.pid, signal.SIGKILL)  # worn out, or forked before a warm-up: replaced
             self.bury(worker)
         idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
-        room = self.jobs - bool(self.warming)  # (a core left for the warm-up to come: warm_when_idle)
-        for message in [m for m in self.pending if not self._waits(m)]:
-            if sum(w.job_id is not None for w in self.workers.values()) >= room:
-                break
+        # (a core left for the warm-up to come: warm_when_idle)
+        room = self.jobs - bool(self.warming) - sum(w.job_id is not None for w in self.workers.values())
+        for message in [m for m in self.pending if not self._waits(m)][: max(room, 0)]:
             if idle:
                 worker = idle.pop()
             elif sum(not w.retiring for w in self.workers.values()) < self.jobs:
@@ -189,14 +188,11 @@ class _Zygote:
         return bool(self.warming) and not warming.uses(message["job"]).isdisjoint(self.warming)
 
     def warm_when_idle(self) -> None:
-        """Make the first uses asked for once every core but one is busy, or a job waits for them. Jobs
-        that need none start first, on workers forked before: the warm-up (~0.9 s of CPU for
-        `torch.compile`) runs on the core left, not while every core waits for it, nor beside a job
-        on each (a search times its choices by the clock: scheduling.py)."""
-        if not self.warming:
-            return
+        """Make the first uses asked for once every core but one is busy, or a job waits for them: jobs that
+        need none start first, and the warm-up (~0.9 s of CPU for `torch.compile`) runs on the core left,
+        not while every core waits, nor beside a job on each (searches time their choices: scheduling.py)."""
         busy = sum(w.job_id is not None for w in self.workers.values())
-        if busy >= self.jobs - 1 or any(self._waits(m) for m in self.pending):
+        if self.warming and (busy >= self.jobs - 1 or any(self._waits(m) for m in self.pending)):
             features, self.warming = self.warming, []
             self.warm_up(features)
             self.dispatch()
