@@ -74,9 +74,9 @@ def test_a_warm_zygote_makes_the_optimizers_no_second_time() -> None:
 
 
 def test_jobs_that_need_no_first_use_start_before_it_is_made() -> None:
-    """The warm-up (~0.9 s of CPU for torch.compile) runs beside the jobs that need none of it, once the
-    zygote has nothing else to do: a job handed out before the ones that share it starts at once, on a
-    worker forked before it (its process sees none of it); those that share it wait for it."""
+    """The warm-up (~0.9 s of CPU for torch.compile) runs beside the jobs that need none of it, once every
+    core but one has a job: a job handed out before the ones that share it starts at once, on a worker
+    forked before it (its process sees none of it); those that share it wait for it."""
     with Pool(2, warm=False) as pool:
         work = {
             "first": _run(PROBE, "warm"),
