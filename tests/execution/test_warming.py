@@ -1,4 +1,5 @@
-"""torch's costly first uses that several jobs share are made once, in the zygote (execution/warming.py)."""
+"""torch's costly first uses that several jobs share are made once: in the zygote, or for `torch.compile`
+in a worker of its own (execution/warming.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def test_jobs_that_share_a_first_use_start_warm_even_on_a_worker_forked_before()
         after = _warm(dict(pool.run({"later": _run(PROBE, "warm")})))
     assert alone == {"alone": "False"}  # made in its own process: no later job sees it
     assert shared == {"a": "True", "b": "True"}
-    assert after == {"later": "True"}  # the zygote keeps it for the runs to come
+    assert after == {"later": "True"}  # the pool's one worker made it, and keeps it for the runs to come
 
 
 # What the first optimizer imports (a cold pool's workers, each job that makes one: warm.py)
@@ -74,9 +75,8 @@ def test_a_warm_zygote_makes_the_optimizers_no_second_time() -> None:
 
 
 def test_jobs_that_need_no_first_use_start_before_it_is_made() -> None:
-    """The warm-up (~0.9 s of CPU for torch.compile) runs beside the jobs that need none of it, once every
-    core but one has a job: a job handed out before the ones that share it starts at once, on a worker
-    forked before it (its process sees none of it); those that share it wait for it."""
+    """`torch.compile`'s first use (~1 s of CPU) is made in a worker of its own, beside the jobs that need
+    none of it, which never see it: the zygote every other job is forked from stays without it."""
     with Pool(2, warm=False) as pool:
         work = {
             "first": _run(PROBE, "warm"),
@@ -84,4 +84,16 @@ def test_jobs_that_need_no_first_use_start_before_it_is_made() -> None:
             "b": _run(COMPILES + "# b\n", "warm"),
         }
         results = _warm(dict(pool.run(work)))
+        later = _warm(dict(pool.run({"later": _run(PROBE, "warm")})))
     assert results == {"first": "False", "a": "True", "b": "True"}
+    assert later == {"later": "False"}  # an idle worker that made none takes it
+
+
+def test_jobs_that_need_a_first_use_apart_are_handed_out_behind_the_longest() -> None:
+    """A pool is handed as many jobs as it has workers: those needing `torch.compile` come right behind
+    the longest, so their worker makes it beside those, not at the end while the other cores wait."""
+    work = {"search": _run("x = 1\n"), "p1": _run("y = 1\n"), "c1": _run(COMPILES), "p2": _run("z = 1\n")}
+    work["c2"] = _run(COMPILES + "# 2\n")
+    assert list(warming.behind_longest(work, ["compile"], jobs=2)) == ["search", "c1", "c2", "p1", "p2"]
+    assert list(warming.behind_longest(work, ["compile"], jobs=1)) == ["c1", "c2", "search", "p1", "p2"]
+    assert list(warming.behind_longest(work, [], jobs=2)) == list(work)

@@ -245,13 +245,13 @@ class Pool:
         self.used = True
         self.ready()
         split = order_split.Split(longest_first(work), self.jobs)
-        self._warm_for(split.first)  # (a split search's parts share their first uses)
+        first = self._warm_for(split.first)  # (a split search's parts share their first uses)
         # A card's own timeout, else everyone's (a split search's parts, "key#partN", its key's).
         feed = Feed(
             self.slots, self._send_now, lambda key: (timeouts or {}).get(key.partition("#")[0], timeout)
         )
-        feed.put(split.first)
-        left = set(split.first)
+        feed.put(first)
+        left = set(first)
         kept = 0  # JSON values in the records received, as their workers counted them
         try:
             while left:
@@ -280,11 +280,12 @@ class Pool:
                 self._cancel()
             feed.release()  # (stopped, cancelled or gone: none of its jobs runs now)
 
-    def _warm_for(self, work: dict[str, Job]) -> None:
+    def _warm_for(self, work: dict[str, Job]) -> dict[str, Job]:
         """Tell the zygote torch's first uses the jobs share (warming.py), before the jobs: it forks
-        their workers warm."""
+        their workers warm. The jobs, in the order to hand them out."""
         if features := warming.shared(work):
             self._send({"warm": features})
+        return warming.behind_longest(work, features, self.jobs)
 
     def _cancel(self) -> None:
         # The pool stops its jobs at once; should it not say so in time (quizgen's bug, or a machine

@@ -1,12 +1,14 @@
-"""torch's costly first uses that several jobs of a run share: the zygote makes them once, before it
-forks the workers that run those jobs (worker/warm.py makes them).
+"""torch's costly first uses that several jobs of a run share, made once for them (worker/warm.py
+makes them): by the zygote before it forks the workers that run those jobs, or, for the first uses
+`APART`, by one worker of its own that runs every job needing them.
 
 Every job runs in a process of its own, forked from the zygote's warm state, so whatever torch sets up
-the first time a feature is used is paid again by each job that uses it, unless the zygote used it
-first. The features warmed at every pool's start (optimizers, autocast, hooks: worker/warm.py) cost
-little; these cost too much to pay where no job needs them: `torch.compile` imports dynamo's backends
-and inductor (~600 modules, ~1 s of CPU) even for a model it only wraps. They are read from the jobs'
-code: a mention that is no use (Python's own `compile`) costs the pool one warm-up, never a result.
+the first time a feature is used is paid again by each job that uses it, unless it was used first in
+the process the job is forked from. The features warmed at every pool's start (optimizers, autocast,
+hooks: worker/warm.py) cost little; these cost too much to pay where no job needs them: `torch.compile`
+imports dynamo's backends and inductor (~600 modules, ~1 s of CPU) even for a model it only wraps.
+They are read from the jobs' code: a mention that is no use (Python's own `compile`) costs the pool one
+warm-up, never a result.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ FIRST_USES: dict[str, re.Pattern[str]] = {
 }
 
 
+# Made in a worker of its own, for the jobs that need it (zygote.py), never in the zygote: every job's
+# process is a fork of the zygote, and the ~600 modules `torch.compile` imports there made the fork and
+# exit of each of the hundreds of jobs that never use it dearer (and were put into huge pages again:
+# ~0.5 s of CPU).
+APART = frozenset({"compile"})
+
+
 def shared(work: Mapping[str, Job]) -> list[str]:
     """The features that two or more of `work`'s jobs may use (one job pays the same either way)."""
     counts = dict.fromkeys(FIRST_USES, 0)
@@ -39,3 +48,16 @@ def uses(job: Job) -> set[str]:
     """The features whose first use the job's code may make."""
     text = "\n".join(snippet["code"] for snippet in job_snippets(job))
     return {name for name, pattern in FIRST_USES.items() if pattern.search(text)}
+
+
+def behind_longest(work: Mapping[str, Job], features: list[str], jobs: int) -> dict[str, Job]:
+    """`work` (the longest first) with the jobs that may make a first use apart moved up behind the
+    `jobs - 1` longest: their worker makes it beside those, on the core left, and they come to it one
+    after another (a pool is handed as many jobs as it has workers: scheduling.Feed)."""
+    apart = APART.intersection(features)
+    items = list(work.items())
+    head, rest = items[: jobs - 1], items[jobs - 1 :]
+    if not apart:
+        return dict(items)
+    needing = [item for item in rest if apart & uses(item[1])]
+    return dict(head + needing + [item for item in rest if not apart & uses(item[1])])

@@ -10,6 +10,7 @@ taken from the process that ran that job (and nothing else).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -49,6 +50,17 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _warm(features: frozenset[str]) -> None:
+    """Make these first uses here, for this worker's jobs alone; what they made stays out of the
+    collector's reach in every job's process (as the zygote's own warm-up does)."""
+    from quizgen.execution.worker import runner, warm
+
+    warm.on_demand(sorted(features))
+    runner.reset_state()
+    gc.collect()
+    gc.freeze()
+
+
 def _relay(write_fd: int) -> Callable[[tuple[int, int, int]], None]:
     """Hand a job's progress on to the zygote, as a line before its result (progress.py)."""
 
@@ -58,8 +70,11 @@ def _relay(write_fd: int) -> Callable[[tuple[int, int, int]], None]:
     return relay
 
 
-def live(read_fd: int, write_fd: int, workdir: str, memory: int) -> None:
+def live(
+    read_fd: int, write_fd: int, workdir: str, memory: int, features: frozenset[str] = frozenset()
+) -> None:
     """The worker's life: run jobs, each in a child, until told to stop or worn out. Never returns.
+    A worker with `features` makes those first uses first (warm.APART), and then says so.
 
     stdin and stdout go to /dev/null (stdout is the zygote's reply pipe); stderr stays the pool's, so
     what quizgen itself writes there is kept for the report of a quizgen bug (a job's process sends its
@@ -75,6 +90,9 @@ def live(read_fd: int, write_fd: int, workdir: str, memory: int) -> None:
         for fd in (0, 1):
             os.dup2(devnull, fd)
         os.close(devnull)
+        if features:
+            _warm(features)
+            os.write(write_fd, b'{"warmed": true}\n')
         _limit_resources(memory)
         requests = os.fdopen(read_fd, "rb")
         for done in range(1, RETIRE_AFTER_JOBS + 1):

@@ -196,7 +196,7 @@ def _register_lines(job: Job) -> None:
 
 def execute_job(job: Job, reset: bool = True) -> Result:
     """Run a job with its output captured; `reset=False` in a process forked from the zygote, whose
-    settings are reset already (zygote._warm_up) and which runs nothing else.
+    settings are reset already (startup.warm_up) and which runs nothing else.
 
     A failure of quizgen's own code is reported as `internal` with its traceback, never as the card's.
     """

@@ -14,7 +14,6 @@ the sandbox, bwrap's PID namespace ends every process in it as well.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import selectors
@@ -22,7 +21,6 @@ import signal
 import sys
 import tempfile
 import time
-import warnings
 
 from quizgen.constants import (
     DEFAULT_MEMORY,
@@ -31,45 +29,10 @@ from quizgen.constants import (
 )
 from quizgen.execution import warming
 from quizgen.execution.protocol import Reply, Request, Result, WorkerTask
-from quizgen.execution.sandbox.libc import prctl
-from quizgen.execution.worker import huge_pages, isolate, life, stuck, warm
+from quizgen.execution.worker import isolate, life, startup, stuck, warm
 from quizgen.project import trees
 
 WORKER_GRACE = 10.0
-
-
-def _learner_warning(
-    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
-) -> str:
-    """A warning as a card's output shows it to learners: `UserWarning: text`, without the file and line
-    it came from (a path on the author's machine, inside torch or the card file)."""
-    return f"{category.__name__}: {message}\n"
-
-
-def _warm_up(optimizers: bool) -> str:
-    import torch
-    import torch.nn
-    import torch.optim
-
-    from quizgen.execution.worker import backtraces, runner, snippets
-
-    backtraces.skip_cpp_traces()  # before anything raises: an error costs 6-7 ms less on torch 1.13
-    snippets.seed_devices()
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    warnings.formatwarning = _learner_warning
-    runner.remember_state()
-    if optimizers:
-        # The first optimizer pulls in torch._dynamo (seconds), and torch patches shared state the first
-        # time each feature is used: pay both once, here, not in every worker (warm.py).
-        from quizgen.execution.worker import warm
-
-        warm.first_use()
-    # What the warm-up changed of torch's settings, put back once here: every job's process is forked
-    # from this state (workers run no card code), so none needs to reset them again (~280 of its pages
-    # written, ~1.2 ms a job).
-    runner.reset_state()
-    return str(torch.__version__)
 
 
 # -- the zygote -----------------------------------------------------------------------------------
@@ -89,6 +52,12 @@ class _Worker:
         self.timed_out = False
         self.cancelled = False
         self.retiring = False
+        self.features: frozenset[str] = frozenset()  # first uses it made for its jobs (warm.APART)
+        self.warming = False  # making them: no job yet
+
+    @property
+    def busy(self) -> bool:
+        return self.job_id is not None or self.warming
 
 
 def _worker_death(status: int, worker: _Worker) -> Result:
@@ -119,6 +88,8 @@ class _Zygote:
         self.workers: dict[int, _Worker] = {}  # by from_fd
         self.pending: list[Request] = []
         self.warming: list[str] = []  # first uses asked for and not made yet (warm_when_idle)
+        self.apart: frozenset[str] = frozenset()  # first uses asked for, made in workers of their own
+        self.uses: dict[str, frozenset[str]] = {}  # a pending job's first uses (warming.uses), by id
         self.out = sys.stdout.buffer
         self.cancel_pending = False
 
@@ -126,7 +97,7 @@ class _Zygote:
         self.out.write((json.dumps(message) + "\n").encode())
         self.out.flush()
 
-    def spawn(self) -> _Worker:
+    def spawn(self, features: frozenset[str] = frozenset()) -> _Worker:
         workdir = tempfile.mkdtemp(prefix="quizgen-")
         to_read, to_write = os.pipe()
         from_read, from_write = os.pipe()
@@ -138,11 +109,12 @@ class _Zygote:
                 os.close(w.from_fd)
             os.close(to_write)
             os.close(from_read)
-            life.live(to_read, from_write, workdir, self.memory)
+            life.live(to_read, from_write, workdir, self.memory, features)
         os.close(to_read)
         os.close(from_write)
         os.set_blocking(from_read, False)
         worker = _Worker(pid, to_write, from_read, workdir)
+        worker.features, worker.warming = features, bool(features)
         self.workers[from_read] = worker
         self.sel.register(from_read, selectors.EVENT_READ, worker)
         # Its end is noticed when it ends, not when its pipe closes: a process its snippet forked may
@@ -170,28 +142,65 @@ class _Zygote:
         for worker in [w for w in self.workers.values() if w.job_id is None and w.retiring]:
             os.kill(worker.pid, signal.SIGKILL)  # worn out, or forked before a warm-up: replaced
             self.bury(worker)
-        idle = [w for w in self.workers.values() if w.job_id is None and not w.retiring]
         # (a core left for the warm-up to come: warm_when_idle)
-        room = self.jobs - bool(self.warming) - sum(w.job_id is not None for w in self.workers.values())
-        for message in [m for m in self.pending if not self._waits(m)][: max(room, 0)]:
-            if idle:
-                worker = idle.pop()
-            elif sum(not w.retiring for w in self.workers.values()) < self.jobs:
-                worker = self.spawn()
-            else:
+        room = self.jobs - bool(self.warming) - sum(w.busy for w in self.workers.values())
+        waiting = [m for m in self.pending if not self._waits(m)]
+        # Those that need a first use apart first: their worker makes it on a core of its own from the
+        # start, as the others take the longest jobs, and takes them before any other job.
+        for message in sorted(waiting, key=lambda m: not self._needs(m)):
+            if room <= 0:
                 break
+            needs = self._needs(message)
+            chosen = self._idle_for(needs)
+            if chosen is None:
+                if needs and any(needs <= w.features for w in self.workers.values() if not w.retiring):
+                    continue  # its worker is busy, or making them
+                if not self._make_room():
+                    continue
+                chosen = self.spawn(needs)
+                if needs:  # it makes them first, then takes this job or another that needs them
+                    room -= 1
+                    continue
             self.pending.remove(message)
-            self.assign(worker, message)
+            self.uses.pop(message["id"], None)
+            self.assign(chosen, message)
+            room -= 1
+
+    def _needs(self, message: Request) -> frozenset[str]:
+        """The first uses apart the job may make (a worker that made them runs it)."""
+        return self.apart & self._uses(message) if self.apart else frozenset()
+
+    def _uses(self, message: Request) -> frozenset[str]:
+        if (found := self.uses.get(message["id"])) is None:  # (read once: dispatch asks on every event)
+            found = self.uses[message["id"]] = frozenset(warming.uses(message["job"]))
+        return found
+
+    def _idle_for(self, needs: frozenset[str]) -> _Worker | None:
+        """An idle worker that made the first uses a job needs; the one that made the fewest."""
+        idle = [w for w in self.workers.values() if not w.busy and not w.retiring and needs <= w.features]
+        return min(idle, key=lambda w: len(w.features), default=None)
+
+    def _make_room(self) -> bool:
+        """Whether a worker may be forked: one fewer than --jobs, or an idle one ended for it."""
+        if sum(not w.retiring for w in self.workers.values()) < self.jobs:
+            return True
+        idle = [w for w in self.workers.values() if not w.busy and not w.retiring]
+        if not idle:
+            return False
+        spare = min(idle, key=lambda w: len(w.features))
+        os.kill(spare.pid, signal.SIGKILL)
+        self.bury(spare)
+        return True
 
     def _waits(self, message: Request) -> bool:
         """Whether the job may make a first use still to be warmed (it starts once that is made)."""
-        return bool(self.warming) and not warming.uses(message["job"]).isdisjoint(self.warming)
+        return bool(self.warming) and not self._uses(message).isdisjoint(self.warming)
 
     def warm_when_idle(self) -> None:
         """Make the first uses asked for once every core but one is busy, or a job waits for them: jobs that
         need none start first, and the warm-up (~0.9 s of CPU for `torch.compile`) runs on the core left,
         not while every core waits, nor beside a job on each (searches time their choices: scheduling.py)."""
-        busy = sum(w.job_id is not None for w in self.workers.values())
+        busy = sum(w.busy for w in self.workers.values())
         if self.warming and (busy >= self.jobs - 1 or any(self._waits(m) for m in self.pending)):
             features, self.warming = self.warming, []
             self.warm_up(features)
@@ -218,13 +227,16 @@ class _Zygote:
     def answered(self, worker: _Worker) -> None:
         """Send the worker's result once a whole one has come; what it tells of its job's progress
         before that, as it comes."""
-        while b"\n" in worker.data and worker.job_id is not None:
+        while b"\n" in worker.data and worker.busy:
             line, _, rest = bytes(worker.data).partition(b"\n")
             worker.data[:] = rest
             message = json.loads(line)
+            if worker.warming:  # its first line: it made its first uses (life.live)
+                worker.warming = False
+                continue
             if "progress" in message:  # (the worker's line: a job's own record was read as 3 numbers)
                 if not worker.cancelled:
-                    self.send({"id": worker.job_id, "progress": message["progress"]})
+                    self.send({"id": worker.job_id or "", "progress": message["progress"]})
                 continue
             result: Result = message
             self.reply(worker, result)
@@ -252,18 +264,23 @@ class _Zygote:
         trees.remove(worker.workdir)  # (a snippet may nest folders deeper than rmtree recurses)
         if worker.job_id is not None:
             self.reply(worker, _worker_death(status, worker))
+        elif worker.warming:  # it died making them (quizgen's bug, on its stderr): jobs make their own
+            self.apart -= worker.features
 
     def command(self, message: Request) -> None:
         if message.get("cancel"):
             # The parent stopped early (--fail-fast): drop what is queued and stop what runs.
             self.pending.clear()
+            self.uses.clear()
             for worker in self.workers.values():
                 if worker.job_id is not None:
                     worker.cancelled = True
                     os.kill(worker.pid, signal.SIGKILL)
             self.cancel_pending = True
         elif "warm" in message:
-            self.warming += [f for f in warm.not_made(message["warm"]) if f not in self.warming]
+            asked = warm.not_made(message["warm"])
+            self.warming += [f for f in asked if f not in self.warming and f not in warming.APART]
+            self.apart |= warming.APART.intersection(asked)
         else:
             self.pending.append(message)
 
@@ -275,7 +292,7 @@ class _Zygote:
         from quizgen.execution.worker import runner
 
         runner.reset_state()
-        _settle()
+        startup.settle()
         for worker in self.workers.values():
             worker.retiring = True
 
@@ -341,31 +358,6 @@ class _Ended:
         self.worker = worker
 
 
-def _settle() -> None:
-    """What torch and the warm-up made stays as it is in every fork: out of the collector's reach (a
-    job's process does not write to, so copy, each of those objects' pages when it collects), and in
-    huge pages (forks copy, and exits take down, far fewer page-table entries)."""
-    gc.collect()
-    gc.freeze()
-    huge_pages.collapse()
-
-
-def _not_dumpable() -> None:
-    prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE; also loads libc once for every fork (sandbox/libc.py)
-
-
-def _watch_parent() -> int | None:
-    """A pidfd of the process that started the pool (None where Linux has none); exit if it is gone."""
-    parent = os.getppid()
-    try:
-        fd = os.pidfd_open(parent)
-    except (OSError, AttributeError):  # pragma: no cover - not Linux, or before 5.3
-        return None
-    if os.getppid() != parent:  # it ended before the pidfd was open: the pidfd may name another
-        os._exit(1)
-    return fd
-
-
 def main() -> None:
     import argparse
 
@@ -378,12 +370,12 @@ def main() -> None:
     args = parser.parse_args()
     # Not dumpable, before anything else: no snippet may open /proc/<pool>/mem or /proc/<pool>/fd/N of
     # the zygote, a worker or another job (each inherits this), to write results for other cards' jobs.
-    _not_dumpable()
-    parent = _watch_parent()
+    startup.not_dumpable()
+    parent = startup.watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool stops
     isolate.CONFINE = args.confine
-    torch_version = _warm_up(optimizers=not args.cold)
-    _settle()
+    torch_version = startup.warm_up(optimizers=not args.cold)
+    startup.settle()
     isolate.become_subreaper()  # orphans of a killed worker come here, to be ended
     zygote = _Zygote(max(1, args.jobs), args.timeout, args.memory, torch_version, parent)
     ready: Reply = {"ready": True, "torch_version": torch_version, "pid": os.getpid()}
