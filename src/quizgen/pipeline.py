@@ -199,7 +199,7 @@ def _check(options: Options, cache: Cache, early: Mapping[str, Pool], held: cont
     # The other versions' jobs start now, beside the installed torch's run; stopped once this one fails.
     ahead = matrix.ahead(
         options, cards, plan.jobs, plan.part_jobs, cache, project.timeout, early, lambda: bool(plan.problems),
-        held,
+        held, project.torch,
     )  # fmt: skip
     _execute(options, plan, project.timeout, judging, cache)
     torch = matrix.check(

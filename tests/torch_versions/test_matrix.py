@@ -545,3 +545,26 @@ def test_the_index_is_asked_once_a_day_and_again_for_a_version_it_left_out(
     assert len(asked) == 3  # the index could not be asked: the listing kept stands
     (tmp_path / changed.LISTING).unlink()
     assert changed.listed("2.0.0") is None and changed.release_problem("9.9.9") == ""  # pip will say
+
+
+def test_the_index_is_asked_beside_the_run_when_the_matrix_will_want_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """pip takes ~0.5 s to answer: asked once the run was done, a fresh clone's first build waited for it."""
+    import threading
+
+    monkeypatch.setenv("QUIZGEN_CACHE_DIR", str(tmp_path))
+    asked: list[str] = []
+    go = threading.Event()
+
+    def index(quick: bool = False) -> list[str]:
+        go.wait(10)
+        asked.append(threading.current_thread().name)
+        return ["1.13.1", "2.0.0"]
+
+    monkeypatch.setattr(changed, "index_releases", index)
+    changed.ask_early()
+    changed.ask_early()  # (asking already)
+    go.set()
+    assert changed.listed("2.0.0") == ["1.13.1", "2.0.0"]  # waits for the thread's answer, kept
+    assert asked == ["quizgen-index"]

@@ -16,6 +16,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -115,9 +116,22 @@ def python_label() -> str:
     return f"Python {sys.version_info[0]}.{sys.version_info[1]}"
 
 
+_asking: list[threading.Thread] = []  # ask_early's, while it asks
+
+
+def ask_early() -> None:
+    """Ask the index for the listing now, in a thread, unless a fresh one is kept: a build that will check
+    its matrix's releases (matrix.check, once the run is done) then finds it (pip takes ~0.5 s)."""
+    if not _asking:
+        _asking.append(threading.Thread(target=listed, name="quizgen-index", daemon=True))
+        _asking[0].start()
+
+
 def listed(version: str = "", fresh: bool = False) -> list[str] | None:
     """The releases the index has for this Python, from a listing kept a day (asked again sooner when it
     leaves out `version`: at once when `fresh`); None when the index cannot be asked and none is kept."""
+    if _asking and _asking[0] is not threading.current_thread():
+        _asking.pop().join()  # (asked early: its answer is kept)
     kept: dict[str, object] = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
         kept = json.loads((state.home() / LISTING).read_text(encoding="utf-8")).get(_tag(), {})

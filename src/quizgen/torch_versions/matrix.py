@@ -227,6 +227,13 @@ def run_there(cards: list[Card], jobs: Mapping[str, Job], version: str) -> list[
     return [c for c in cards if not c.judged_on and c.id in jobs and versions.in_range(version, c.torch)]
 
 
+def ask_early(options: Options, matrix: tuple[str, ...]) -> None:
+    """Start asking the package index for torch's releases, beside the run, when `check` will: a version
+    of the matrix is not provisioned (changed.unreleased)."""
+    if not options.torch and any(_python_for(v) is None for v in versioned.others(matrix)):
+        changed.ask_early()
+
+
 def ahead(
     options: Options,
     cards: list[Card],
@@ -237,9 +244,12 @@ def ahead(
     pools: Mapping[str, Pool],
     stopping: Callable[[], bool],
     held: contextlib.ExitStack,
+    matrix: tuple[str, ...] = (),
 ) -> dict[str, versioned.Ahead]:
     """Each early pool's jobs started now (versioned.Ahead), beside the installed torch's run: those of
-    every card that `check` runs there should it pass. `held` cancels each when it closes."""
+    every card that `check` runs there should it pass. `held` cancels each when it closes. The package
+    index is asked for the releases of the `matrix` too, should `check` need them (ask_early)."""
+    ask_early(options, matrix)
     started = {}
     for version, pool in pools.items():
         if (python := _python_for(version)) is not None:
