@@ -82,11 +82,24 @@ def test_jobs_that_need_no_first_use_start_before_it_is_made() -> None:
             "first": _run(PROBE, "warm"),
             "a": _run(COMPILES, "warm"),
             "b": _run(COMPILES + "# b\n", "warm"),
+            "plain": _run("x = 1\n"),
         }
-        results = _warm(dict(pool.run(work)))
+        results = _warm({key: r for key, r in pool.run(work) if key != "plain"})
         later = _warm(dict(pool.run({"later": _run(PROBE, "warm")})))
     assert results == {"first": "False", "a": "True", "b": "True"}
     assert later == {"later": "False"}  # an idle worker that made none takes it
+
+
+def test_a_first_use_most_jobs_need_is_made_in_the_zygote() -> None:
+    """More jobs than one worker's share: the one worker making it would run most of the run alone."""
+    work = {"a": _run(COMPILES), "b": _run(COMPILES + "# b\n"), "plain": _run("x = 1\n")}
+    assert warming.apart(work, jobs=2) == []  # 2 of 3 jobs, on 2 workers
+    assert warming.apart({**work, "more": _run("y = 1\n")}, jobs=2) == ["compile"]
+    with Pool(2, warm=False) as pool:
+        results = _warm(dict(pool.run({"a": _run(COMPILES, "warm"), "b": _run(COMPILES + "# b\n", "warm")})))
+        later = _warm(dict(pool.run({"later": _run(PROBE, "warm")})))
+    assert results == {"a": "True", "b": "True"}
+    assert later == {"later": "True"}  # every worker is forked from it now
 
 
 def test_jobs_that_need_a_first_use_apart_are_handed_out_behind_the_longest() -> None:

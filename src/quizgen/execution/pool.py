@@ -283,9 +283,10 @@ class Pool:
     def _warm_for(self, work: dict[str, Job]) -> dict[str, Job]:
         """Tell the zygote torch's first uses the jobs share (warming.py), before the jobs: it forks
         their workers warm. The jobs, in the order to hand them out."""
+        apart = warming.apart(work, self.jobs)
         if features := warming.shared(work):
-            self._send({"warm": features})
-        return warming.behind_longest(work, features, self.jobs)
+            self._send({"warm": features, "apart": apart})
+        return warming.behind_longest(work, apart, self.jobs)
 
     def _cancel(self) -> None:
         # The pool stops its jobs at once; should it not say so in time (quizgen's bug, or a machine

@@ -258,6 +258,7 @@ class Request(TypedDict, total=False):
     timeout: float
     cancel: bool
     warm: list[str]
+    apart: list[str]  # of them, those made in a worker of their own (warming.apart)
 
 
 class Reply(TypedDict, total=False):

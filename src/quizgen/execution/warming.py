@@ -28,20 +28,32 @@ FIRST_USES: dict[str, re.Pattern[str]] = {
 }
 
 
-# Made in a worker of its own, for the jobs that need it (zygote.py), never in the zygote: every job's
-# process is a fork of the zygote, and the ~600 modules `torch.compile` imports there made the fork and
-# exit of each of the hundreds of jobs that never use it dearer (and were put into huge pages again:
-# ~0.5 s of CPU).
+# Made in a worker of its own, for the jobs that need it (zygote.py), never in the zygote, unless more
+# jobs need it than one worker's share of the run (`apart`): every job's process is a fork of the
+# zygote, and the ~600 modules `torch.compile` imports there made the fork and exit of each of the
+# hundreds of jobs that never use it dearer (and were put into huge pages again: ~0.5 s of CPU).
 APART = frozenset({"compile"})
 
 
 def shared(work: Mapping[str, Job]) -> list[str]:
     """The features that two or more of `work`'s jobs may use (one job pays the same either way)."""
+    counts = _counts(work)
+    return [name for name, count in counts.items() if count >= 2]
+
+
+def apart(work: Mapping[str, Job], jobs: int) -> list[str]:
+    """The shared features to make in a worker of their own: one that runs every job needing them, so
+    no more of those than one worker's share of the run (else they are made in the zygote)."""
+    counts = _counts(work)
+    return [name for name in APART if 2 <= counts[name] <= len(work) / max(jobs, 1)]
+
+
+def _counts(work: Mapping[str, Job]) -> dict[str, int]:
     counts = dict.fromkeys(FIRST_USES, 0)
     for job in work.values():
         for name in uses(job):
             counts[name] += 1
-    return [name for name, count in counts.items() if count >= 2]
+    return counts
 
 
 def uses(job: Job) -> set[str]:
@@ -51,13 +63,13 @@ def uses(job: Job) -> set[str]:
 
 
 def behind_longest(work: Mapping[str, Job], features: list[str], jobs: int) -> dict[str, Job]:
-    """`work` (the longest first) with the jobs that may make a first use apart moved up behind the
-    `jobs - 1` longest: their worker makes it beside those, on the core left, and they come to it one
-    after another (a pool is handed as many jobs as it has workers: scheduling.Feed)."""
-    apart = APART.intersection(features)
+    """`work` (the longest first) with the jobs that may make one of the first uses `features` (made
+    apart) moved up behind the `jobs - 1` longest: their worker makes it beside those, on the core left,
+    and they come to it one after another (a pool is handed as many jobs as it has workers:
+    scheduling.Feed)."""
     items = list(work.items())
-    head, rest = items[: jobs - 1], items[jobs - 1 :]
-    if not apart:
+    if not features:
         return dict(items)
-    needing = [item for item in rest if apart & uses(item[1])]
-    return dict(head + needing + [item for item in rest if not apart & uses(item[1])])
+    head, rest = items[: jobs - 1], items[jobs - 1 :]
+    needing = [item for item in rest if uses(item[1]).intersection(features)]
+    return dict(head + needing + [item for item in rest if not uses(item[1]).intersection(features)])

@@ -278,9 +278,9 @@ class _Zygote:
                     os.kill(worker.pid, signal.SIGKILL)
             self.cancel_pending = True
         elif "warm" in message:
-            asked = warm.not_made(message["warm"])
-            self.warming += [f for f in asked if f not in self.warming and f not in warming.APART]
-            self.apart |= warming.APART.intersection(asked)
+            asked, apart = warm.not_made(message["warm"]), message.get("apart", [])
+            self.warming += [f for f in asked if f not in self.warming and f not in apart]
+            self.apart = frozenset(apart).intersection(asked)  # (this run's: the zygote may make it now)
         else:
             self.pending.append(message)
 
