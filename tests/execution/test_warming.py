@@ -32,6 +32,10 @@ def test_a_first_use_two_jobs_share_is_named() -> None:
     assert warming.shared({"a": _run(COMPILES), "b": _run("f = torch.compile\n")}) == ["compile"]
     assert warming.shared({"a": _run(COMPILES), "b": plain}) == []  # one job pays the same either way
     assert warming.shared({"a": plain, "b": plain}) == []
+    vmaps = {"a": _run("y = torch.func.vmap(torch.sin)(x)\n"), "b": _run("from torch.func import jacrev\n")}
+    assert warming.shared(vmaps) == ["func"] and warming.apart({**vmaps, "c": plain, "d": plain}, 2) == [
+        "func"
+    ]
 
 
 def _warm(results: dict[str, dict[str, object]]) -> dict[str, str]:

@@ -25,6 +25,9 @@ FIRST_USES: dict[str, re.Pattern[str]] = {
     # with most results cached) pays it in each worker whose job makes one, such as each part of a
     # split search, unless the zygote pays it once.
     "optimizers": re.compile(r"\boptim\b"),
+    # torch.func's transforms load decompositions when first used (~0.1 s of CPU): every pool's start
+    # paid it while no shipped card uses them.
+    "func": re.compile(r"\b(func|vmap|functional_call|jacrev|jacfwd|hessian)\b"),
 }
 
 
@@ -32,7 +35,7 @@ FIRST_USES: dict[str, re.Pattern[str]] = {
 # jobs need it than one worker's share of the run (`apart`): every job's process is a fork of the
 # zygote, and the ~600 modules `torch.compile` imports there made the fork and exit of each of the
 # hundreds of jobs that never use it dearer (and were put into huge pages again: ~0.5 s of CPU).
-APART = frozenset({"compile"})
+APART = frozenset({"compile", "func"})
 
 
 def shared(work: Mapping[str, Job]) -> list[str]:
@@ -45,7 +48,7 @@ def apart(work: Mapping[str, Job], jobs: int) -> list[str]:
     """The shared features to make in a worker of their own: one that runs every job needing them, so
     no more of those than one worker's share of the run (else they are made in the zygote)."""
     counts = _counts(work)
-    return [name for name in APART if 2 <= counts[name] <= len(work) / max(jobs, 1)]
+    return [name for name in sorted(APART) if 2 <= counts[name] <= len(work) / max(jobs, 1)]
 
 
 def _counts(work: Mapping[str, Job]) -> dict[str, int]:

@@ -5,7 +5,8 @@ made, loads decompositions the first time `vmap` runs, imports `torch._dynamo` (
 optimizer. Done here, in the zygote, those changes are part of the warm state every job's process is
 forked from: an ordinary card does not pay for them (each job would, in a process of its own).
 Only a warm pool does it (the zygote of a build with more jobs than workers); each step is skipped when
-this torch lacks it, so a torch of another version only warms less.
+this torch lacks it, so a torch of another version only warms less. What few jobs use (`torch.compile`,
+`torch.func`'s transforms) is made on demand (`on_demand`, execution/warming.py), where those jobs run.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def first_use() -> None:
     """Use once every feature whose first use changes torch's shared state (warnings silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        steps = (_optimizers, _schedulers, _amp, _hooks, _func, _distributed, _data, _checkpoint, _lazy)
+        steps = (_optimizers, _schedulers, _amp, _hooks, _distributed, _data, _checkpoint, _lazy)
         for step in steps:
             with contextlib.suppress(Exception):
                 step()
@@ -69,7 +70,16 @@ def _optimizers_made() -> bool:
     return True
 
 
-ON_DEMAND: dict[str, Callable[[], bool]] = {"compile": _compile, "optimizers": _optimizers_made}
+def _func_made() -> bool:
+    _func()
+    return True
+
+
+ON_DEMAND: dict[str, Callable[[], bool]] = {
+    "compile": _compile,
+    "optimizers": _optimizers_made,
+    "func": _func_made,
+}
 
 
 def _optimizers() -> None:
