@@ -286,7 +286,7 @@ class Pool:
         apart = warming.apart(work, self.jobs)
         if features := warming.shared(work):
             self._send({"warm": features, "apart": apart})
-        return warming.behind_longest(work, apart, self.jobs)
+        return warming.behind_longest(work, list(apart), self.jobs)
 
     def _cancel(self) -> None:
         # The pool stops its jobs at once; should it not say so in time (quizgen's bug, or a machine

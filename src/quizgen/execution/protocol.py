@@ -258,7 +258,7 @@ class Request(TypedDict, total=False):
     timeout: float
     cancel: bool
     warm: list[str]
-    apart: list[str]  # of them, those made in a worker of their own (warming.apart)
+    apart: dict[str, int]  # of them, those made in a worker of their own, and the jobs needing each
 
 
 class Reply(TypedDict, total=False):

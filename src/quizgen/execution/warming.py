@@ -44,11 +44,12 @@ def shared(work: Mapping[str, Job]) -> list[str]:
     return [name for name, count in counts.items() if count >= 2]
 
 
-def apart(work: Mapping[str, Job], jobs: int) -> list[str]:
-    """The shared features to make in a worker of their own: one that runs every job needing them, so
-    no more of those than one worker's share of the run (else they are made in the zygote)."""
+def apart(work: Mapping[str, Job], jobs: int) -> dict[str, int]:
+    """The shared features to make in a worker of their own, with the jobs that need each: one worker
+    runs every such job, so no more of them than one worker's share of the run (else the zygote
+    makes it)."""
     counts = _counts(work)
-    return [name for name in sorted(APART) if 2 <= counts[name] <= len(work) / max(jobs, 1)]
+    return {name: counts[name] for name in sorted(APART) if 2 <= counts[name] <= len(work) / max(jobs, 1)}
 
 
 def _counts(work: Mapping[str, Job]) -> dict[str, int]:
