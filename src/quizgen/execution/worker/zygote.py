@@ -211,8 +211,7 @@ class _Zygote:
 
     def reply(self, worker: _Worker, result: Result) -> None:
         worker.retiring = worker.retiring or bool(result.pop("retire", False))
-        # Its first uses' jobs all handed out: a worker forked from the zygote takes the rest (each of
-        # its own forks copied what they made too: ~0.5 s of CPU for the shipped deck's other jobs).
+        # Its first uses' jobs all handed out: lean workers take the rest (its forks copy what it made).
         worker.retiring |= bool(worker.features) and all(
             self.apart_left.get(f, 0) <= 0 for f in worker.features
         )
