@@ -52,7 +52,7 @@ class _Worker:
         self.timed_out = False
         self.cancelled = False
         self.retiring = False
-        self.features: frozenset[str] = frozenset()  # first uses it made for its jobs (warm.APART)
+        self.features: frozenset[str] = frozenset()  # first uses it made for its jobs (warming.apart)
         self.warming = False  # making them: no job yet
 
     @property
