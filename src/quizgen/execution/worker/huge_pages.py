@@ -38,9 +38,11 @@ def collapse(maps: str = "/proc/self/maps") -> int:
             continue
         if lib.madvise(first, last - first, _MADV_COLLAPSE) == 0:
             done += last - first
-        elif ctypes.get_errno() in (errno.EINVAL, errno.EPERM):  # not this kernel, or not allowed here
+        elif ctypes.get_errno() == errno.EPERM:  # not allowed here
             break
-        # (EAGAIN, ENOMEM: no huge page free for this range just now; the next may find one)
+        # (EINVAL: not this range, such as a thread's stack marked no-huge-page, or not this kernel: the
+        # next is asked all the same; stopping at the first left ~80 MB of the zygote in small pages.
+        # EAGAIN, ENOMEM: no huge page free for this range just now; the next may find one.)
     return done
 
 
